@@ -1,0 +1,32 @@
+//! `baton.toml`: the typed settings file, with its defaults and checks. Every error names
+//! the setting by its full path and says what is allowed.
+
+mod agent;
+mod agents;
+mod card;
+mod duration;
+mod embedded_temporal;
+mod error;
+mod ids;
+mod model;
+mod secret;
+mod server;
+mod settings;
+mod temporal;
+mod urls;
+mod walk;
+
+#[cfg(test)]
+mod test_support;
+
+pub use agent::AgentSettings;
+pub use agents::{RemoteAgentSpec, Updates};
+pub use card::{CardSettings, CardSkill};
+pub use duration::parse_duration;
+pub use embedded_temporal::EmbeddedTemporal;
+pub use error::{ConfigError, SettingError};
+pub use model::ModelSettings;
+pub use secret::Secret;
+pub use server::ServerSettings;
+pub use settings::Settings;
+pub use temporal::{TemporalMode, TemporalSettings};

@@ -1,0 +1,181 @@
+use std::time::Duration;
+
+use url::Url;
+
+use crate::error::Errors;
+use crate::secret::{Secret, explain_secret_key, secret_from_env};
+use crate::urls::{base_url, is_loopback};
+use crate::walk::Field;
+
+/// `[model]`: the OpenAI-compatible model endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelSettings {
+    pub base_url: Url,
+    pub model: String,
+    /// From `BATON_MODEL_API_KEY`, else `OPENAI_API_KEY`; never from the file.
+    pub api_key: Option<Secret>,
+    pub timeout: Duration,
+}
+
+const KEYS: [&str; 3] = ["base_url", "model", "timeout"];
+const API_KEY_VARIABLES: [&str; 2] = ["BATON_MODEL_API_KEY", "OPENAI_API_KEY"];
+const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+const DEFAULT_MODEL: &str = "gpt-4.1-mini";
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+pub(crate) fn read(
+    field: Field<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+    errors: &mut Errors,
+) -> ModelSettings {
+    let section = field.section("a table like [model]", errors);
+    section.refuse_unknown_explained(&KEYS, explain_secret_key(&API_KEY_VARIABLES), errors);
+    let base_url_field = section.field("base_url");
+    let base_url = base_url(&base_url_field, DEFAULT_BASE_URL, errors)
+        .unwrap_or_else(|| Url::parse(DEFAULT_BASE_URL).expect("the default model URL parses"));
+    let api_key = secret_from_env(env, &API_KEY_VARIABLES);
+    if api_key.is_some() && base_url.scheme() == "http" && !is_loopback(&base_url) {
+        base_url_field.fail(
+            errors,
+            "plain http is allowed only for a loopback host when an API key is set",
+        );
+    }
+    let model = section
+        .field("model")
+        .optional_text("a string like \"gpt-4.1-mini\"", errors)
+        .unwrap_or(DEFAULT_MODEL);
+    let timeout = section
+        .field("timeout")
+        .duration_at_least_one_second(errors)
+        .unwrap_or(DEFAULT_TIMEOUT);
+    ModelSettings {
+        base_url,
+        model: model.to_owned(),
+        api_key,
+        timeout,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::secret::Secret;
+    use crate::test_support::*;
+
+    #[test]
+    fn defaults() {
+        let model = parse("").unwrap().model;
+        assert_eq!(model.base_url.as_str(), "https://api.openai.com/v1");
+        assert_eq!(model.model, "gpt-4.1-mini");
+        assert_eq!(model.api_key, None);
+        assert_eq!(model.timeout, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn every_field_is_read() {
+        let model = parse(
+            "[model]\nbase_url = \"http://127.0.0.1:11434/v1\"\nmodel = \"llama3\"\ntimeout = \"2m\"",
+        )
+        .unwrap()
+        .model;
+        assert_eq!(model.base_url.as_str(), "http://127.0.0.1:11434/v1");
+        assert_eq!(model.model, "llama3");
+        assert_eq!(model.timeout, Duration::from_secs(120));
+    }
+
+    #[test]
+    fn api_key_comes_from_baton_model_api_key_first() {
+        let both = [
+            ("BATON_MODEL_API_KEY", "baton-key"),
+            ("OPENAI_API_KEY", "openai-key"),
+        ];
+        let model = parse_with_env("", &both).unwrap().model;
+        assert_eq!(model.api_key, Some(Secret::new("baton-key")));
+        let openai_only = [
+            ("BATON_MODEL_API_KEY", ""),
+            ("OPENAI_API_KEY", "openai-key"),
+        ];
+        let model = parse_with_env("", &openai_only).unwrap().model;
+        assert_eq!(model.api_key, Some(Secret::new("openai-key")));
+    }
+
+    #[test]
+    fn the_api_key_is_never_printed() {
+        let settings = parse_with_env("", &[("OPENAI_API_KEY", "sk-very-secret")]).unwrap();
+        assert_eq!(format!("{:?}", settings.model.api_key), "Some(***)");
+        assert!(!format!("{settings:?}").contains("sk-very-secret"));
+        assert!(!format!("{settings:#?}").contains("sk-very-secret"));
+    }
+
+    #[test]
+    fn api_key_in_the_file_is_refused() {
+        assert_only_error(
+            "[model]\napi_key = \"sk-123\"",
+            "model.api_key",
+            "not allowed in the settings file: the API key is read from the environment only \
+             (set BATON_MODEL_API_KEY or OPENAI_API_KEY)",
+        );
+    }
+
+    #[test]
+    fn plain_http_with_a_key_only_to_loopback() {
+        let key = [("OPENAI_API_KEY", "sk-123")];
+        assert_only_error_with_env(
+            "[model]\nbase_url = \"http://models.internal/v1\"",
+            &key,
+            "model.base_url",
+            "plain http is allowed only for a loopback host when an API key is set",
+        );
+        for loopback in [
+            "http://localhost:8000/v1",
+            "http://127.0.0.1/v1",
+            "http://[::1]:8000",
+        ] {
+            let text = format!("[model]\nbase_url = {loopback:?}");
+            assert!(parse_with_env(&text, &key).is_ok(), "{loopback}");
+        }
+        assert!(parse("[model]\nbase_url = \"http://models.internal/v1\"").is_ok());
+    }
+
+    #[test]
+    fn base_url_must_be_absolute_http_or_https() {
+        assert_only_error(
+            "[model]\nbase_url = \"api.openai.com/v1\"",
+            "model.base_url",
+            "must be an absolute http or https URL like \"https://api.openai.com/v1\" (got \"api.openai.com/v1\")",
+        );
+    }
+
+    #[test]
+    fn model_must_not_be_blank() {
+        assert_only_error(
+            "[model]\nmodel = \"\"",
+            "model.model",
+            "must not be blank; leave it out to keep the default",
+        );
+    }
+
+    #[test]
+    fn timeout_of_at_least_a_second() {
+        assert_only_error(
+            "[model]\ntimeout = \"999ms\"",
+            "model.timeout",
+            "must be at least 1 second (got \"999ms\")",
+        );
+        assert_only_error(
+            "[model]\ntimeout = 60",
+            "model.timeout",
+            "must be a duration like \"5s\" (got an integer)",
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_refused() {
+        assert_only_error(
+            "[model]\napi = \"responses\"",
+            "model.api",
+            "unknown setting (allowed: base_url, model, timeout)",
+        );
+    }
+}

@@ -1,0 +1,157 @@
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+use url::Url;
+
+use crate::error::Errors;
+use crate::urls::base_url;
+use crate::walk::{Field, UniqueIds};
+
+/// `[server]`: the A2A gateway.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSettings {
+    /// Where the gateway listens; default `127.0.0.1:8080`.
+    pub bind: SocketAddr,
+    /// The public URL, for the agent card and push callbacks.
+    pub base_url: Option<Url>,
+    /// Participant ids trusted to brief a new task fully on its first message.
+    pub delegators: Vec<String>,
+}
+
+const KEYS: [&str; 3] = ["bind", "base_url", "delegators"];
+const DEFAULT_BIND: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
+
+pub(crate) fn read(field: Field<'_>, errors: &mut Errors) -> ServerSettings {
+    let section = field.section("a table like [server]", errors);
+    section.refuse_unknown(&KEYS, errors);
+    ServerSettings {
+        bind: read_bind(&section.field("bind"), errors).unwrap_or(DEFAULT_BIND),
+        base_url: base_url(
+            &section.field("base_url"),
+            "https://baton.example.com",
+            errors,
+        ),
+        delegators: read_delegators(&section.field("delegators"), errors),
+    }
+}
+
+fn read_bind(field: &Field<'_>, errors: &mut Errors) -> Option<SocketAddr> {
+    let text = field.string("a string like \"127.0.0.1:8080\"", errors)?;
+    let bind = text.parse().ok();
+    if bind.is_none() {
+        field.fail(
+            errors,
+            format!(
+                "must be an IP address and port like \"127.0.0.1:8080\" or \"[::]:8080\" (got {text:?})"
+            ),
+        );
+    }
+    bind
+}
+
+fn read_delegators(field: &Field<'_>, errors: &mut Errors) -> Vec<String> {
+    let mut ids = UniqueIds::default();
+    let mut delegators = Vec::new();
+    for item in field.items("an array of strings like [\"front-desk\"]", errors) {
+        if let Some(id) = item.required_text("a string like \"front-desk\"", errors) {
+            ids.check(id, item.path(), &item, errors);
+            delegators.push(id.to_owned());
+        }
+    }
+    delegators
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::SocketAddr;
+
+    use crate::test_support::*;
+
+    #[test]
+    fn defaults() {
+        let server = parse("").unwrap().server;
+        assert_eq!(server.bind, "127.0.0.1:8080".parse::<SocketAddr>().unwrap());
+        assert_eq!(server.base_url, None);
+        assert!(server.delegators.is_empty());
+    }
+
+    #[test]
+    fn every_field_is_read() {
+        let server = parse(
+            "[server]\nbind = \"[::]:9000\"\nbase_url = \"https://desk.example.com/a2a\"\n\
+             delegators = [\"front-desk\", \"ops\"]",
+        )
+        .unwrap()
+        .server;
+        assert_eq!(server.bind, "[::]:9000".parse::<SocketAddr>().unwrap());
+        assert_eq!(
+            server.base_url.unwrap().as_str(),
+            "https://desk.example.com/a2a"
+        );
+        assert_eq!(server.delegators, ["front-desk", "ops"]);
+    }
+
+    #[test]
+    fn bind_must_be_a_socket_address() {
+        assert_only_error(
+            "[server]\nbind = 8080",
+            "server.bind",
+            "must be a string like \"127.0.0.1:8080\" (got an integer)",
+        );
+        for bad in ["localhost:8080", "127.0.0.1", ":8080", "127.0.0.1:99999"] {
+            assert_only_error(
+                &format!("[server]\nbind = {bad:?}"),
+                "server.bind",
+                &format!(
+                    "must be an IP address and port like \"127.0.0.1:8080\" or \"[::]:8080\" (got {bad:?})"
+                ),
+            );
+        }
+    }
+
+    #[test]
+    fn base_url_must_be_absolute_http_or_https_without_query() {
+        assert_only_error(
+            "[server]\nbase_url = \"desk.example.com\"",
+            "server.base_url",
+            "must be an absolute http or https URL like \"https://baton.example.com\" (got \"desk.example.com\")",
+        );
+        assert_only_error(
+            "[server]\nbase_url = \"https://desk.example.com/?x=1\"",
+            "server.base_url",
+            "must not have a query or fragment (got \"https://desk.example.com/?x=1\")",
+        );
+    }
+
+    #[test]
+    fn delegators_are_non_blank_unique_strings() {
+        assert_only_error(
+            "[server]\ndelegators = \"front-desk\"",
+            "server.delegators",
+            "must be an array of strings like [\"front-desk\"] (got a string)",
+        );
+        assert_only_error(
+            "[server]\ndelegators = [\"a\", \" \"]",
+            "server.delegators[1]",
+            "must not be blank",
+        );
+        assert_only_error(
+            "[server]\ndelegators = [\"a\", 2]",
+            "server.delegators[1]",
+            "must be a string like \"front-desk\" (got an integer)",
+        );
+        assert_only_error(
+            "[server]\ndelegators = [\"a\", \"b\", \"a\"]",
+            "server.delegators[2]",
+            "duplicate id \"a\" (also server.delegators[0])",
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_refused() {
+        assert_only_error(
+            "[server]\nport = 8080",
+            "server.port",
+            "unknown setting (allowed: bind, base_url, delegators)",
+        );
+    }
+}

@@ -1,0 +1,468 @@
+use std::path::{Path, PathBuf};
+
+use toml::Table;
+
+use crate::agent::{self, AgentSettings};
+use crate::agents::{self, RemoteAgentSpec};
+use crate::card::{self, CardSettings};
+use crate::error::{ConfigError, Errors};
+use crate::model::{self, ModelSettings};
+use crate::server::{self, ServerSettings};
+use crate::temporal::{self, TemporalSettings};
+use crate::walk::Section;
+
+/// Everything in `baton.toml`, with defaults filled in and checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    pub agent: AgentSettings,
+    pub agents: Vec<RemoteAgentSpec>,
+    pub server: ServerSettings,
+    pub card: CardSettings,
+    pub temporal: TemporalSettings,
+    pub model: ModelSettings,
+    /// The file these settings were loaded from, if any.
+    pub source: Option<PathBuf>,
+}
+
+const SECTIONS: [&str; 6] = ["agent", "agents", "server", "card", "temporal", "model"];
+
+/// How errors name the text given to [`Settings::parse`].
+const UNNAMED_SOURCE: &str = "baton.toml";
+
+impl Settings {
+    /// Reads the file, resolves relative paths against the file's directory, and reads
+    /// secrets from the process environment.
+    pub fn load(path: &Path) -> Result<Settings, ConfigError> {
+        let source_name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            ConfigError::whole_file(&source_name, format!("cannot read {source_name}: {error}"))
+        })?;
+        let env = |name: &str| std::env::var(name).ok();
+        let mut settings = read(&source_name, &text, &directory_of(path), &env)?;
+        settings.source = Some(path.to_path_buf());
+        Ok(settings)
+    }
+
+    /// Parses `text` without touching the file system or the process environment:
+    /// relative paths resolve against `base_dir`, and `env` looks up environment variables.
+    pub fn parse(
+        text: &str,
+        base_dir: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Settings, ConfigError> {
+        read(UNNAMED_SOURCE, text, base_dir, env)
+    }
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings::parse("", Path::new("."), &|_| None).expect("the defaults are valid settings")
+    }
+}
+
+fn read(
+    source_name: &str,
+    text: &str,
+    base_dir: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Settings, ConfigError> {
+    let table: Table = text.parse().map_err(|error: toml::de::Error| {
+        ConfigError::whole_file(source_name, error.to_string())
+    })?;
+    let mut errors = Errors::default();
+    let root = Section::root(&table);
+    root.refuse_unknown(&SECTIONS, &mut errors);
+    let agent = agent::read(root.field("agent"), &mut errors);
+    let agents = agents::read(root.field("agents"), &mut errors);
+    let server = server::read(root.field("server"), &mut errors);
+    let card = card::read(root.field("card"), &mut errors);
+    let temporal = temporal::read(
+        root.field("temporal"),
+        &agent.id,
+        base_dir,
+        env,
+        &mut errors,
+    );
+    let model = model::read(root.field("model"), env, &mut errors);
+    errors.into_result(source_name)?;
+    Ok(Settings {
+        agent,
+        agents,
+        server,
+        card,
+        temporal,
+        model,
+        source: None,
+    })
+}
+
+/// The directory relative paths in the file resolve against, made absolute so that the
+/// paths stay right if the process changes directory later.
+fn directory_of(path: &Path) -> PathBuf {
+    let directory = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    std::path::absolute(directory).unwrap_or_else(|_| directory.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::SocketAddr;
+    use std::path::{Path, PathBuf};
+    use std::time::Duration;
+
+    use url::Url;
+
+    use super::*;
+    use crate::secret::Secret;
+    use crate::test_support::*;
+    use crate::{CardSkill, EmbeddedTemporal, TemporalMode, Updates};
+
+    #[test]
+    fn an_empty_file_gives_every_default() {
+        let settings = parse("").unwrap();
+        assert_eq!(
+            settings,
+            Settings {
+                agent: AgentSettings { id: "baton".into() },
+                agents: vec![],
+                server: ServerSettings {
+                    bind: "127.0.0.1:8080".parse().unwrap(),
+                    base_url: None,
+                    delegators: vec![],
+                },
+                card: CardSettings::default(),
+                temporal: TemporalSettings {
+                    mode: TemporalMode::Embedded,
+                    address: None,
+                    namespace: "default".into(),
+                    task_queue: "baton".into(),
+                    tls: false,
+                    api_key: None,
+                    embedded: EmbeddedTemporal {
+                        binary: "temporal".into(),
+                        database: Path::new(BASE_DIR).join(".baton/baton/temporal.sqlite"),
+                        port: 7233,
+                        ui_port: 8233,
+                    },
+                },
+                model: ModelSettings {
+                    base_url: Url::parse("https://api.openai.com/v1").unwrap(),
+                    model: "gpt-4.1-mini".into(),
+                    api_key: None,
+                    timeout: Duration::from_secs(60),
+                },
+                source: None,
+            }
+        );
+    }
+
+    #[test]
+    fn default_is_the_empty_file_read_from_the_current_directory() {
+        let defaults = Settings::default();
+        assert_eq!(
+            defaults,
+            Settings::parse("", Path::new("."), &|_| None).unwrap()
+        );
+        assert_eq!(
+            defaults.temporal.embedded.database,
+            Path::new("./.baton/baton/temporal.sqlite")
+        );
+    }
+
+    const FULL: &str = r#"
+[agent]
+id = "front-desk"
+
+[[agents]]
+id = "ledger"
+url = "https://ledger.example.com/a2a"
+version = "1.4.0"
+updates = "follow"
+follow_interval = "10s"
+
+[[agents]]
+id = "notes"
+url = "http://127.0.0.1:9100"
+
+[server]
+bind = "0.0.0.0:9000"
+base_url = "https://desk.example.com"
+delegators = ["ops-console"]
+
+[card]
+name = "Front desk"
+description = "Answers questions and delegates bookkeeping."
+version = "0.3.0"
+
+[[card.skills]]
+id = "triage"
+name = "Triage"
+description = "Routes a request to the right agent."
+tags = ["routing"]
+examples = ["Who can reconcile March?"]
+
+[temporal]
+mode = "remote"
+address = "desk.a1b2c.tmprl.cloud:7233"
+namespace = "desk.a1b2c"
+task_queue = "desk"
+tls = true
+
+[temporal.embedded]
+binary = "tools/temporal"
+database = "/var/lib/baton/temporal.sqlite"
+port = 0
+ui_port = 0
+
+[model]
+base_url = "https://models.example.com/v1"
+model = "gpt-4.1"
+timeout = "1m30s"
+"#;
+
+    #[test]
+    fn a_full_file_reads_every_field() {
+        let settings = parse_with_env(
+            FULL,
+            &[("TEMPORAL_API_KEY", "tk"), ("BATON_MODEL_API_KEY", "mk")],
+        )
+        .unwrap();
+        assert_eq!(
+            settings,
+            Settings {
+                agent: AgentSettings {
+                    id: "front-desk".into()
+                },
+                agents: vec![
+                    RemoteAgentSpec {
+                        id: "ledger".into(),
+                        url: Url::parse("https://ledger.example.com/a2a").unwrap(),
+                        version: Some("1.4.0".into()),
+                        updates: Updates::Follow,
+                        follow_interval: Duration::from_secs(10),
+                    },
+                    RemoteAgentSpec {
+                        id: "notes".into(),
+                        url: Url::parse("http://127.0.0.1:9100").unwrap(),
+                        version: None,
+                        updates: Updates::Auto,
+                        follow_interval: Duration::from_secs(5),
+                    },
+                ],
+                server: ServerSettings {
+                    bind: "0.0.0.0:9000".parse::<SocketAddr>().unwrap(),
+                    base_url: Some(Url::parse("https://desk.example.com").unwrap()),
+                    delegators: vec!["ops-console".into()],
+                },
+                card: CardSettings {
+                    name: Some("Front desk".into()),
+                    description: Some("Answers questions and delegates bookkeeping.".into()),
+                    version: Some("0.3.0".into()),
+                    skills: vec![CardSkill {
+                        id: "triage".into(),
+                        name: "Triage".into(),
+                        description: "Routes a request to the right agent.".into(),
+                        tags: vec!["routing".into()],
+                        examples: vec!["Who can reconcile March?".into()],
+                    }],
+                },
+                temporal: TemporalSettings {
+                    mode: TemporalMode::Remote,
+                    address: Some("desk.a1b2c.tmprl.cloud:7233".into()),
+                    namespace: "desk.a1b2c".into(),
+                    task_queue: "desk".into(),
+                    tls: true,
+                    api_key: Some(Secret::new("tk")),
+                    embedded: EmbeddedTemporal {
+                        binary: Path::new(BASE_DIR).join("tools/temporal"),
+                        database: PathBuf::from("/var/lib/baton/temporal.sqlite"),
+                        port: 0,
+                        ui_port: 0,
+                    },
+                },
+                model: ModelSettings {
+                    base_url: Url::parse("https://models.example.com/v1").unwrap(),
+                    model: "gpt-4.1".into(),
+                    api_key: Some(Secret::new("mk")),
+                    timeout: Duration::from_secs(90),
+                },
+                source: None,
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_top_level_keys_are_refused() {
+        assert_only_error(
+            "colour = \"red\"",
+            "colour",
+            "unknown setting (allowed: agent, agents, server, card, temporal, model)",
+        );
+        assert_only_error(
+            "[openai]\nmodel = \"gpt-4.1\"",
+            "openai",
+            "unknown setting (allowed: agent, agents, server, card, temporal, model)",
+        );
+    }
+
+    #[test]
+    fn keys_that_are_not_bare_words_are_quoted_in_the_path() {
+        assert_only_error(
+            "[server]\n\"bind address\" = \"x\"",
+            "server.\"bind address\"",
+            "unknown setting (allowed: bind, base_url, delegators)",
+        );
+    }
+
+    #[test]
+    fn every_error_is_reported_together() {
+        let errors = errors_of(parse(
+            "colour = 1\n[agent]\nid = \"Desk\"\n[server]\nbind = 80\n\
+             [card]\nname = \"\"\n[temporal]\nmode = \"remote\"\napi_key = \"k\"\n\
+             [model]\ntimeout = \"5\"",
+        ));
+        let settings: Vec<&str> = errors.iter().map(|(setting, _)| setting.as_str()).collect();
+        assert_eq!(
+            settings,
+            [
+                "colour",
+                "agent.id",
+                "server.bind",
+                "card.name",
+                "temporal.api_key",
+                "temporal.address",
+                "model.timeout",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_error_display_names_the_source_and_each_setting() {
+        let error = parse("[agent]\nid = 1\n[server]\nbind = true").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "baton.toml: invalid settings\n  \
+             agent.id: must be a string like \"baton\" (got an integer)\n  \
+             server.bind: must be a string like \"127.0.0.1:8080\" (got a boolean)"
+        );
+    }
+
+    #[test]
+    fn toml_syntax_errors_name_the_line() {
+        let error = parse("[agent]\nid = \"baton\n").unwrap_err();
+        assert_eq!(error.source_name, "baton.toml");
+        assert_eq!(error.errors.len(), 1);
+        assert_eq!(error.errors[0].setting, "");
+        assert!(
+            error.errors[0].message.contains("line 2"),
+            "{}",
+            error.errors[0].message
+        );
+    }
+
+    #[test]
+    fn a_duplicate_key_is_a_syntax_error() {
+        let error = parse("[agent]\nid = \"a\"\nid = \"b\"").unwrap_err();
+        assert_eq!(error.errors[0].setting, "");
+        assert!(error.errors[0].message.contains("line 3"));
+    }
+
+    #[test]
+    fn the_example_in_the_configuration_reference_is_valid() {
+        let reference = include_str!("../../../docs/configuration.md");
+        let example = reference
+            .rsplit("```toml\n")
+            .next()
+            .and_then(|block| block.split("```").next())
+            .unwrap();
+        let settings = parse(example).unwrap();
+        assert_eq!(settings.agent.id, "front-desk");
+        assert_eq!(settings.agents.len(), 2);
+        assert_eq!(settings.card.skills.len(), 1);
+        assert_eq!(
+            settings.temporal.embedded.database,
+            Path::new(BASE_DIR).join(".baton/front-desk/temporal.sqlite")
+        );
+    }
+
+    /// A directory of its own under the system temp directory, removed when dropped.
+    struct ScratchDir(PathBuf);
+
+    impl ScratchDir {
+        fn new(name: &str) -> ScratchDir {
+            let path =
+                std::env::temp_dir().join(format!("baton-config-{name}-{}", std::process::id()));
+            std::fs::create_dir_all(&path).unwrap();
+            ScratchDir(path)
+        }
+    }
+
+    impl Drop for ScratchDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn load_resolves_paths_against_the_file_directory() {
+        let dir = ScratchDir::new("load");
+        let path = dir.0.join("baton.toml");
+        std::fs::write(
+            &path,
+            "[agent]\nid = \"desk\"\n[temporal.embedded]\nbinary = \"bin/temporal\"",
+        )
+        .unwrap();
+        let settings = Settings::load(&path).unwrap();
+        assert_eq!(settings.source.as_deref(), Some(path.as_path()));
+        assert_eq!(
+            settings.temporal.embedded.binary,
+            dir.0.join("bin/temporal")
+        );
+        assert_eq!(
+            settings.temporal.embedded.database,
+            dir.0.join(".baton/desk/temporal.sqlite")
+        );
+    }
+
+    #[test]
+    fn load_names_the_file_in_errors() {
+        let dir = ScratchDir::new("load-errors");
+        let path = dir.0.join("baton.toml");
+        std::fs::write(&path, "[agent]\nid = \"Desk\"").unwrap();
+        let error = Settings::load(&path).unwrap_err();
+        assert_eq!(error.source_name, path.display().to_string());
+        assert!(error.to_string().starts_with(&format!(
+            "{}: invalid settings\n  agent.id: ",
+            path.display()
+        )));
+    }
+
+    #[test]
+    fn load_of_a_missing_file_names_the_path() {
+        let path = Path::new("/nonexistent/baton/baton.toml");
+        let error = Settings::load(path).unwrap_err();
+        assert_eq!(error.source_name, "/nonexistent/baton/baton.toml");
+        assert_eq!(error.errors.len(), 1);
+        assert_eq!(error.errors[0].setting, "");
+        assert!(
+            error.errors[0]
+                .message
+                .starts_with("cannot read /nonexistent/baton/baton.toml: "),
+            "{}",
+            error.errors[0].message
+        );
+    }
+
+    #[test]
+    fn a_relative_file_resolves_against_an_absolute_directory() {
+        let directory = directory_of(Path::new("baton.toml"));
+        assert!(directory.is_absolute());
+        assert_eq!(directory, std::env::current_dir().unwrap());
+        assert_eq!(
+            directory_of(Path::new("conf/baton.toml")),
+            std::env::current_dir().unwrap().join("conf")
+        );
+    }
+}

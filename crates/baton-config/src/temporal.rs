@@ -1,0 +1,340 @@
+use std::fmt;
+use std::net::Ipv6Addr;
+use std::path::Path;
+
+use crate::embedded_temporal::{self, EmbeddedTemporal};
+use crate::error::Errors;
+use crate::secret::{Secret, explain_secret_key, secret_from_env};
+use crate::walk::Field;
+
+/// `[temporal]`: the Temporal cluster that runs every task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemporalSettings {
+    pub mode: TemporalMode,
+    /// `host:port` of the frontend; set whenever `mode` is remote.
+    pub address: Option<String>,
+    pub namespace: String,
+    /// Defaults to the agent id.
+    pub task_queue: String,
+    /// Defaults to true in remote mode, false in embedded mode.
+    pub tls: bool,
+    /// From `TEMPORAL_API_KEY`, never from the file.
+    pub api_key: Option<Secret>,
+    pub embedded: EmbeddedTemporal,
+}
+
+/// Whether Baton starts its own Temporal dev server or connects to a cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TemporalMode {
+    #[default]
+    Embedded,
+    Remote,
+}
+
+impl TemporalMode {
+    const CHOICES: [(&'static str, TemporalMode); 2] = [
+        ("embedded", TemporalMode::Embedded),
+        ("remote", TemporalMode::Remote),
+    ];
+
+    /// The word used in `baton.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TemporalMode::Embedded => "embedded",
+            TemporalMode::Remote => "remote",
+        }
+    }
+}
+
+impl fmt::Display for TemporalMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+const KEYS: [&str; 6] = [
+    "mode",
+    "address",
+    "namespace",
+    "task_queue",
+    "tls",
+    "embedded",
+];
+const API_KEY_VARIABLES: [&str; 1] = ["TEMPORAL_API_KEY"];
+const ADDRESS_EXAMPLE: &str = "my-namespace.a1b2c.tmprl.cloud:7233";
+const DEFAULT_NAMESPACE: &str = "default";
+
+pub(crate) fn read(
+    field: Field<'_>,
+    agent_id: &str,
+    base_dir: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+    errors: &mut Errors,
+) -> TemporalSettings {
+    let section = field.section("a table like [temporal]", errors);
+    section.refuse_unknown_explained(&KEYS, explain_secret_key(&API_KEY_VARIABLES), errors);
+    let mode = section
+        .field("mode")
+        .choice(&TemporalMode::CHOICES, errors)
+        .unwrap_or_default();
+    let address_field = section.field("address");
+    let address = read_address(&address_field, errors);
+    if mode == TemporalMode::Remote && !address_field.is_set() {
+        address_field.fail(
+            errors,
+            format!("required when temporal.mode is \"remote\" (a host and port like {ADDRESS_EXAMPLE:?})"),
+        );
+    }
+    let namespace = section
+        .field("namespace")
+        .optional_text("a string like \"default\"", errors)
+        .unwrap_or(DEFAULT_NAMESPACE);
+    let task_queue = section
+        .field("task_queue")
+        .optional_text("a string like \"baton\"", errors)
+        .unwrap_or(agent_id);
+    let tls_field = section.field("tls");
+    let tls = tls_field
+        .boolean(errors)
+        .unwrap_or(mode == TemporalMode::Remote);
+    let api_key = secret_from_env(env, &API_KEY_VARIABLES);
+    if mode == TemporalMode::Remote && api_key.is_some() && !tls {
+        tls_field.fail(
+            errors,
+            "must be true when TEMPORAL_API_KEY is set: the key would travel in clear text",
+        );
+    }
+    TemporalSettings {
+        mode,
+        address: address.map(str::to_owned),
+        namespace: namespace.to_owned(),
+        task_queue: task_queue.to_owned(),
+        tls,
+        api_key,
+        embedded: embedded_temporal::read(section.field("embedded"), agent_id, base_dir, errors),
+    }
+}
+
+/// Checked in either mode: a malformed address is a mistake even where it is not used.
+fn read_address<'a>(field: &Field<'a>, errors: &mut Errors) -> Option<&'a str> {
+    let address = field.string(&format!("a string like {ADDRESS_EXAMPLE:?}"), errors)?;
+    if !is_host_and_port(address) {
+        field.fail(
+            errors,
+            format!(
+                "must be a host and port like {ADDRESS_EXAMPLE:?} or \"localhost:7233\", \
+                 without a scheme (got {address:?})"
+            ),
+        );
+        return None;
+    }
+    Some(address)
+}
+
+/// `host:port` or `[ipv6]:port`, with a port from 1 to 65535.
+fn is_host_and_port(text: &str) -> bool {
+    let Some((host, port)) = text.rsplit_once(':') else {
+        return false;
+    };
+    let host_is_valid = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(ipv6) => ipv6.parse::<Ipv6Addr>().is_ok(),
+        None => {
+            !host.is_empty()
+                && host
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+        }
+    };
+    let port_is_valid = !port.is_empty()
+        && port.bytes().all(|b| b.is_ascii_digit())
+        && port.parse::<u16>().is_ok_and(|port| port != 0);
+    host_is_valid && port_is_valid
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TemporalMode, is_host_and_port};
+    use crate::secret::Secret;
+    use crate::test_support::*;
+
+    const REMOTE: &str = "[temporal]\nmode = \"remote\"\naddress = \"ns.a1b2c.tmprl.cloud:7233\"";
+
+    #[test]
+    fn defaults_are_embedded_without_tls() {
+        let temporal = parse("").unwrap().temporal;
+        assert_eq!(temporal.mode, TemporalMode::Embedded);
+        assert_eq!(temporal.address, None);
+        assert_eq!(temporal.namespace, "default");
+        assert_eq!(temporal.task_queue, "baton");
+        assert!(!temporal.tls);
+        assert_eq!(temporal.api_key, None);
+    }
+
+    #[test]
+    fn task_queue_defaults_to_the_agent_id() {
+        let settings = parse("[agent]\nid = \"ledger\"").unwrap();
+        assert_eq!(settings.temporal.task_queue, "ledger");
+        let settings =
+            parse("[agent]\nid = \"ledger\"\n[temporal]\ntask_queue = \"books\"").unwrap();
+        assert_eq!(settings.temporal.task_queue, "books");
+    }
+
+    #[test]
+    fn remote_mode_reads_every_field_and_defaults_to_tls() {
+        let temporal = parse(&format!("{REMOTE}\nnamespace = \"ns.a1b2c\""))
+            .unwrap()
+            .temporal;
+        assert_eq!(temporal.mode, TemporalMode::Remote);
+        assert_eq!(
+            temporal.address.as_deref(),
+            Some("ns.a1b2c.tmprl.cloud:7233")
+        );
+        assert_eq!(temporal.namespace, "ns.a1b2c");
+        assert!(temporal.tls);
+        let plain = parse(&format!("{REMOTE}\ntls = false")).unwrap().temporal;
+        assert!(!plain.tls);
+    }
+
+    #[test]
+    fn mode_words() {
+        assert_eq!(TemporalMode::Embedded.to_string(), "embedded");
+        assert_eq!(TemporalMode::Remote.to_string(), "remote");
+        assert_only_error(
+            "[temporal]\nmode = \"cloud\"",
+            "temporal.mode",
+            "must be \"embedded\" or \"remote\" (got \"cloud\")",
+        );
+    }
+
+    #[test]
+    fn remote_mode_requires_an_address() {
+        assert_only_error(
+            "[temporal]\nmode = \"remote\"",
+            "temporal.address",
+            "required when temporal.mode is \"remote\" (a host and port like \"my-namespace.a1b2c.tmprl.cloud:7233\")",
+        );
+    }
+
+    #[test]
+    fn embedded_mode_allows_an_address() {
+        let temporal = parse("[temporal]\naddress = \"localhost:7233\"")
+            .unwrap()
+            .temporal;
+        assert_eq!(temporal.mode, TemporalMode::Embedded);
+        assert_eq!(temporal.address.as_deref(), Some("localhost:7233"));
+    }
+
+    #[test]
+    fn address_must_be_host_and_port() {
+        for bad in [
+            "https://ns.tmprl.cloud:7233",
+            "ns.tmprl.cloud",
+            ":7233",
+            "host:0",
+            "host:+80",
+        ] {
+            assert_only_error(
+                &format!("[temporal]\nmode = \"remote\"\naddress = {bad:?}"),
+                "temporal.address",
+                &format!(
+                    "must be a host and port like \"my-namespace.a1b2c.tmprl.cloud:7233\" or \"localhost:7233\", \
+                     without a scheme (got {bad:?})"
+                ),
+            );
+        }
+    }
+
+    #[test]
+    fn host_and_port_forms() {
+        for good in [
+            "localhost:7233",
+            "10.0.0.5:7233",
+            "[::1]:7233",
+            "ns.tmprl.cloud:65535",
+        ] {
+            assert!(is_host_and_port(good), "{good}");
+        }
+        for bad in [
+            "localhost",
+            "[::1:7233",
+            "[nope]:7233",
+            "a b:1",
+            "host:65536",
+            "host:",
+        ] {
+            assert!(!is_host_and_port(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn blank_namespace_and_task_queue_are_refused() {
+        for key in ["namespace", "task_queue"] {
+            assert_only_error(
+                &format!("[temporal]\n{key} = \" \""),
+                &format!("temporal.{key}"),
+                "must not be blank; leave it out to keep the default",
+            );
+        }
+    }
+
+    #[test]
+    fn tls_must_be_a_boolean() {
+        assert_only_error(
+            "[temporal]\ntls = \"yes\"",
+            "temporal.tls",
+            "must be true or false (got a string)",
+        );
+    }
+
+    #[test]
+    fn api_key_comes_from_the_environment() {
+        let settings = parse_with_env(REMOTE, &[("TEMPORAL_API_KEY", "tk-123")]).unwrap();
+        assert_eq!(settings.temporal.api_key, Some(Secret::new("tk-123")));
+        assert!(!format!("{settings:?}").contains("tk-123"));
+        let empty = parse_with_env(REMOTE, &[("TEMPORAL_API_KEY", "")]).unwrap();
+        assert_eq!(empty.temporal.api_key, None);
+    }
+
+    #[test]
+    fn api_key_in_the_file_is_refused() {
+        assert_only_error(
+            "[temporal]\napi_key = \"tk-123\"",
+            "temporal.api_key",
+            "not allowed in the settings file: the API key is read from the environment only \
+             (set TEMPORAL_API_KEY)",
+        );
+    }
+
+    #[test]
+    fn api_key_without_tls_is_refused_in_remote_mode() {
+        assert_only_error_with_env(
+            &format!("{REMOTE}\ntls = false"),
+            &[("TEMPORAL_API_KEY", "tk-123")],
+            "temporal.tls",
+            "must be true when TEMPORAL_API_KEY is set: the key would travel in clear text",
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_refused() {
+        assert_only_error(
+            "[temporal]\nsearch_attributes = true",
+            "temporal.search_attributes",
+            "unknown setting (allowed: mode, address, namespace, task_queue, tls, embedded)",
+        );
+    }
+
+    #[test]
+    fn temporal_must_be_a_table() {
+        assert_only_error(
+            "temporal = \"remote\"",
+            "temporal",
+            "must be a table like [temporal] (got a string)",
+        );
+        assert_only_error(
+            "[temporal]\nembedded = false",
+            "temporal.embedded",
+            "must be a table like [temporal.embedded] (got a boolean)",
+        );
+    }
+}
