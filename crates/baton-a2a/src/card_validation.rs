@@ -1,0 +1,329 @@
+//! Deciding whether Baton can honour a remote agent's card, before anything else is sent to it.
+//!
+//! The checks read the raw JSON first, so a card is refused for what it declares even when the
+//! declaration itself is malformed: security and required extensions, then the protocol version,
+//! then the typed parse and the choice of interface.
+
+use a2a::{AgentCard, AgentInterface, TRANSPORT_PROTOCOL_HTTP_JSON, TRANSPORT_PROTOCOL_JSONRPC};
+use serde_json::Value;
+
+use crate::extensions::SUPPORTED_EXTENSIONS;
+use crate::{AgentError, UnsupportedExtensionError};
+
+/// The bindings Baton speaks, in the order it prefers them when a card lists both first.
+pub const SUPPORTED_BINDINGS: &[&str] = &[TRANSPORT_PROTOCOL_JSONRPC, TRANSPORT_PROTOCOL_HTTP_JSON];
+
+/// A card Baton accepted, with the interface it will call and the extensions both sides know.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidatedCard {
+    pub card: AgentCard,
+    pub interface: AgentInterface,
+    /// The extensions Baton implements that the card advertises: all `A2A-Extensions` may name.
+    pub extensions: Vec<String>,
+}
+
+/// Validates the raw card of agent `agent`, fetched from `url`.
+pub fn validate_card(agent: &str, url: &str, raw: &Value) -> Result<ValidatedCard, AgentError> {
+    let object = raw.as_object().ok_or_else(|| AgentError::CardInvalid {
+        agent: agent.to_string(),
+        url: url.to_string(),
+        reason: "the card is not a JSON object".into(),
+    })?;
+    refuse_security(agent, object)?;
+    refuse_required_extensions(agent, object)?;
+    if !object.contains_key("supportedInterfaces") {
+        return Err(AgentError::NoCompatibleInterface {
+            agent: agent.to_string(),
+            reason: format!(
+                "the card has no supportedInterfaces, so it is an A2A {} card; Baton speaks A2A 1.x only",
+                object
+                    .get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("0.3")
+            ),
+        });
+    }
+    let card: AgentCard =
+        serde_json::from_value(raw.clone()).map_err(|e| AgentError::CardInvalid {
+            agent: agent.to_string(),
+            url: url.to_string(),
+            reason: e.to_string(),
+        })?;
+    let interface = choose_interface(agent, &card)?;
+    let extensions = advertised_supported_extensions(&card);
+    Ok(ValidatedCard {
+        card,
+        interface,
+        extensions,
+    })
+}
+
+/// Checks a card Baton built itself (for `self` or an agent of the same process) with the same
+/// rules as a fetched one.
+pub fn validate_built_card(agent: &str, card: &AgentCard) -> Result<ValidatedCard, AgentError> {
+    let raw = serde_json::to_value(card).map_err(|e| AgentError::CardInvalid {
+        agent: agent.to_string(),
+        url: "(built in-process)".into(),
+        reason: e.to_string(),
+    })?;
+    validate_card(agent, "(built in-process)", &raw)
+}
+
+fn refuse_security(
+    agent: &str,
+    card: &serde_json::Map<String, Value>,
+) -> Result<(), UnsupportedExtensionError> {
+    let declared = |key: &str| match card.get(key) {
+        None | Some(Value::Null) => false,
+        Some(Value::Object(map)) => !map.is_empty(),
+        Some(Value::Array(list)) => !list.is_empty(),
+        Some(_) => true,
+    };
+    for key in ["securitySchemes", "securityRequirements"] {
+        if declared(key) {
+            return Err(UnsupportedExtensionError {
+                agent: agent.to_string(),
+                reason: "remote agent card declares a security scheme; credential handling is not implemented".into(),
+                detail: Some(format!("{key} is set")),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn refuse_required_extensions(
+    agent: &str,
+    card: &serde_json::Map<String, Value>,
+) -> Result<(), UnsupportedExtensionError> {
+    let extensions = card
+        .get("capabilities")
+        .and_then(|c| c.get("extensions"))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for extension in extensions {
+        let required = extension.get("required").and_then(Value::as_bool) == Some(true);
+        let uri = extension.get("uri").and_then(Value::as_str).unwrap_or("");
+        if required && !SUPPORTED_EXTENSIONS.contains(&uri) {
+            return Err(UnsupportedExtensionError {
+                agent: agent.to_string(),
+                reason: "remote agent card requires an extension Baton does not implement".into(),
+                detail: Some(format!("extension={uri}")),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The first interface, in the card's order of preference, with a binding Baton speaks at
+/// protocol version 1.x and an http(s) URL.
+fn choose_interface(agent: &str, card: &AgentCard) -> Result<AgentInterface, AgentError> {
+    let usable = |iface: &&AgentInterface| {
+        SUPPORTED_BINDINGS.contains(&iface.protocol_binding.as_str())
+            && iface.protocol_version.split('.').next() == Some("1")
+            && url::Url::parse(&iface.url)
+                .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
+    };
+    card.supported_interfaces
+        .iter()
+        .find(usable)
+        .cloned()
+        .ok_or_else(|| {
+            let offered: Vec<String> = card
+                .supported_interfaces
+                .iter()
+                .map(|i| format!("{} {} at {}", i.protocol_binding, i.protocol_version, i.url))
+                .collect();
+            AgentError::NoCompatibleInterface {
+                agent: agent.to_string(),
+                reason: format!(
+                    "the card offers no A2A 1.x interface in a binding Baton speaks (JSONRPC or HTTP+JSON over http/https); it offers: {}",
+                    if offered.is_empty() { "nothing".to_string() } else { offered.join("; ") }
+                ),
+            }
+        })
+}
+
+fn advertised_supported_extensions(card: &AgentCard) -> Vec<String> {
+    let advertised = card.capabilities.extensions.as_deref().unwrap_or_default();
+    SUPPORTED_EXTENSIONS
+        .iter()
+        .filter(|uri| advertised.iter().any(|e| e.uri == **uri))
+        .map(|uri| uri.to_string())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extensions::TASK_EXTENSION;
+    use serde_json::json;
+
+    fn card() -> Value {
+        json!({
+            "name": "Ledger",
+            "description": "Answers order questions",
+            "version": "1.0.0",
+            "supportedInterfaces": [
+                {"url": "http://127.0.0.1:9000/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+            ],
+            "capabilities": {"streaming": true},
+            "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["text/plain"],
+            "skills": []
+        })
+    }
+
+    fn with(mut base: Value, key: &str, value: Value) -> Value {
+        base[key] = value;
+        base
+    }
+
+    fn refusal(raw: &Value) -> AgentError {
+        validate_card("ledger", "http://x", raw).unwrap_err()
+    }
+
+    #[test]
+    fn a_plain_card_is_accepted_with_its_interface() {
+        let valid = validate_card("ledger", "http://x", &card()).unwrap();
+        assert_eq!(valid.interface.protocol_binding, "JSONRPC");
+        assert_eq!(valid.interface.url, "http://127.0.0.1:9000/rpc");
+        assert!(valid.extensions.is_empty());
+    }
+
+    #[test]
+    fn security_schemes_are_refused_with_the_stable_code() {
+        let raw = with(
+            card(),
+            "securitySchemes",
+            json!({"key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}}}),
+        );
+        let error = refusal(&raw);
+        assert_eq!(error.code(), "a2a.unsupported_extension");
+        assert_eq!(error.agent(), "ledger");
+        assert!(error.to_string().contains("security scheme"), "{error}");
+    }
+
+    #[test]
+    fn security_requirements_alone_are_refused() {
+        let raw = with(
+            card(),
+            "securityRequirements",
+            json!([{"schemes": {"oauth": {"list": []}}}]),
+        );
+        assert_eq!(refusal(&raw).code(), "a2a.unsupported_extension");
+    }
+
+    #[test]
+    fn malformed_security_is_still_refused_as_security() {
+        let raw = with(card(), "securitySchemes", json!("yes please"));
+        assert_eq!(refusal(&raw).code(), "a2a.unsupported_extension");
+    }
+
+    #[test]
+    fn empty_security_declarations_are_not_security() {
+        let raw = with(
+            with(card(), "securitySchemes", json!({})),
+            "securityRequirements",
+            json!([]),
+        );
+        assert!(validate_card("ledger", "http://x", &raw).is_ok());
+    }
+
+    #[test]
+    fn a_required_unknown_extension_is_refused_naming_its_uri() {
+        let raw = with(
+            card(),
+            "capabilities",
+            json!({"extensions": [{"uri": "urn:x:billing", "required": true}]}),
+        );
+        let error = refusal(&raw);
+        assert_eq!(error.code(), "a2a.unsupported_extension");
+        assert!(
+            error.to_string().contains("extension=urn:x:billing"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn an_optional_unknown_extension_is_accepted_and_never_requested() {
+        let raw = with(
+            card(),
+            "capabilities",
+            json!({"extensions": [{"uri": "urn:x:billing", "required": false}, {"uri": TASK_EXTENSION}]}),
+        );
+        let valid = validate_card("ledger", "http://x", &raw).unwrap();
+        assert_eq!(valid.extensions, vec![TASK_EXTENSION.to_string()]);
+    }
+
+    #[test]
+    fn a_required_supported_extension_is_accepted() {
+        let raw = with(
+            card(),
+            "capabilities",
+            json!({"extensions": [{"uri": TASK_EXTENSION, "required": true}]}),
+        );
+        assert!(validate_card("ledger", "http://x", &raw).is_ok());
+    }
+
+    #[test]
+    fn a_0_3_only_card_is_refused_clearly() {
+        let raw = json!({"name": "Old", "description": "", "version": "1", "url": "http://x/", "protocolVersion": "0.3", "preferredTransport": "JSONRPC", "capabilities": {}, "skills": []});
+        let error = refusal(&raw);
+        assert_eq!(error.code(), "a2a.no_compatible_interface");
+        assert!(error.to_string().contains("A2A 0.3 card"), "{error}");
+    }
+
+    #[test]
+    fn a_card_with_only_grpc_or_0_3_interfaces_is_refused_listing_them() {
+        let raw = with(
+            card(),
+            "supportedInterfaces",
+            json!([
+                {"url": "127.0.0.1:9001", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+                {"url": "http://127.0.0.1:9000/v03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+            ]),
+        );
+        let error = refusal(&raw);
+        assert_eq!(error.code(), "a2a.no_compatible_interface");
+        let text = error.to_string();
+        assert!(
+            text.contains("GRPC 1.0") && text.contains("JSONRPC 0.3"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_first_usable_interface_in_card_order_is_chosen() {
+        let raw = with(
+            card(),
+            "supportedInterfaces",
+            json!([
+                {"url": "127.0.0.1:9001", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+                {"url": "http://127.0.0.1:9000/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+                {"url": "http://127.0.0.1:9000/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+            ]),
+        );
+        let valid = validate_card("ledger", "http://x", &raw).unwrap();
+        assert_eq!(valid.interface.protocol_binding, "HTTP+JSON");
+    }
+
+    #[test]
+    fn an_interface_url_that_is_not_http_is_unusable() {
+        let raw = with(
+            card(),
+            "supportedInterfaces",
+            json!([
+                {"url": "file:///etc/passwd", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+            ]),
+        );
+        assert_eq!(refusal(&raw).code(), "a2a.no_compatible_interface");
+    }
+
+    #[test]
+    fn a_card_missing_required_fields_is_invalid() {
+        let raw = json!({"supportedInterfaces": []});
+        assert_eq!(refusal(&raw).code(), "a2a.card_invalid");
+        assert_eq!(refusal(&json!([1, 2])).code(), "a2a.card_invalid");
+    }
+}

@@ -1,0 +1,17 @@
+//! The outbound half of A2A: the remote agents Baton delegates to.
+//!
+//! A [`RemoteAgent`] is built from a card that was fetched ([`card_fetch`]) and validated
+//! ([`card_validation`]), or built in-process for `self` and for Baton agents of the same
+//! process. The [`Registry`] holds them all and renders the roster the model sees.
+
+pub mod card_fetch;
+pub mod card_validation;
+mod error;
+pub mod extensions;
+mod registry;
+mod remote_agent;
+
+pub use card_fetch::CardLimits;
+pub use error::{AgentError, UnsupportedExtensionError};
+pub use registry::{AgentCheck, Registry};
+pub use remote_agent::{RemoteAgent, WatchMode};

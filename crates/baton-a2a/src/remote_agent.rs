@@ -1,0 +1,228 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a::{AgentCard, AgentInterface, GetTaskRequest, Task};
+use a2a_client::middleware::CallInterceptor;
+use a2a_client::{A2AClient, A2AClientFactory, ServiceParams, Transport};
+use async_trait::async_trait;
+use baton_config::{RemoteAgentSpec, Updates};
+use baton_core::roster::{RosterAgent, RosterSkill};
+use url::Url;
+
+use crate::AgentError;
+use crate::card_fetch::{CardLimits, card_url, fetch_card};
+use crate::card_validation::{ValidatedCard, validate_built_card, validate_card};
+use crate::extensions::PARTICIPANT_HEADER;
+
+/// How a stand-in hears about a parked remote task between turns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchMode {
+    /// The agent pushes to Baton's receiver, which only wakes the stand-in.
+    Push,
+    /// A heartbeating activity holds SubscribeToTask open.
+    Follow,
+    /// Nothing between turns.
+    Off,
+}
+
+impl std::fmt::Display for WatchMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WatchMode::Push => "push",
+            WatchMode::Follow => "follow",
+            WatchMode::Off => "off",
+        })
+    }
+}
+
+/// Where an agent's card came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CardSource {
+    Fetched,
+    /// Built from settings in this process: `self`, or another Baton agent of the same process.
+    Built,
+}
+
+/// A registered agent: its validated card and an A2A client on the chosen interface. Every call
+/// carries `A2A-Version: 1.0`, `X-Participant-Id` and an `A2A-Extensions` naming only extensions
+/// the card advertises.
+pub struct RemoteAgent {
+    id: String,
+    url: Url,
+    card: ValidatedCard,
+    source: CardSource,
+    updates: Updates,
+    follow_interval: Duration,
+    client: A2AClient<Box<dyn Transport>>,
+}
+
+impl RemoteAgent {
+    /// Fetches and validates the card of `spec`, then builds the client. Nothing else is sent to
+    /// the agent before its card is accepted.
+    pub async fn connect(
+        spec: &RemoteAgentSpec,
+        participant: &str,
+        http: &reqwest::Client,
+        limits: CardLimits,
+    ) -> Result<RemoteAgent, AgentError> {
+        let raw = fetch_card(http, &spec.id, &spec.url, limits).await?;
+        let card = validate_card(&spec.id, &card_url(&spec.url), &raw)?;
+        Self::build(spec, card, CardSource::Fetched, participant, http).await
+    }
+
+    /// Registers an agent whose card Baton built itself, with nothing fetched.
+    pub async fn from_built_card(
+        spec: &RemoteAgentSpec,
+        card: &AgentCard,
+        participant: &str,
+        http: &reqwest::Client,
+    ) -> Result<RemoteAgent, AgentError> {
+        let card = validate_built_card(&spec.id, card)?;
+        Self::build(spec, card, CardSource::Built, participant, http).await
+    }
+
+    async fn build(
+        spec: &RemoteAgentSpec,
+        card: ValidatedCard,
+        source: CardSource,
+        participant: &str,
+        http: &reqwest::Client,
+    ) -> Result<RemoteAgent, AgentError> {
+        let headers = CallHeaders {
+            participant: participant.to_string(),
+            extensions: (!card.extensions.is_empty()).then(|| card.extensions.join(", ")),
+        };
+        let factory = A2AClientFactory::builder()
+            .register(Arc::new(a2a_client::jsonrpc::JsonRpcTransportFactory::new(
+                Some(http.clone()),
+            )))
+            .register(Arc::new(a2a_client::rest::RestTransportFactory::new(Some(
+                http.clone(),
+            ))))
+            .with_interceptor(Arc::new(headers))
+            .build();
+        // Offer the factory only the interface validation chose, so the card's order of
+        // preference wins over the factory's own.
+        let mut chosen = card.card.clone();
+        chosen.supported_interfaces = vec![card.interface.clone()];
+        let client = factory.create_from_card(&chosen).await.map_err(|e| {
+            AgentError::NoCompatibleInterface {
+                agent: spec.id.clone(),
+                reason: e.message,
+            }
+        })?;
+        Ok(RemoteAgent {
+            id: spec.id.clone(),
+            url: spec.url.clone(),
+            card,
+            source,
+            updates: spec.updates,
+            follow_interval: spec.follow_interval,
+            client,
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    pub fn card(&self) -> &AgentCard {
+        &self.card.card
+    }
+
+    pub fn interface(&self) -> &AgentInterface {
+        &self.card.interface
+    }
+
+    /// The extensions Baton implements that this agent advertises.
+    pub fn extensions(&self) -> &[String] {
+        &self.card.extensions
+    }
+
+    pub fn source(&self) -> CardSource {
+        self.source
+    }
+
+    pub fn follow_interval(&self) -> Duration {
+        self.follow_interval
+    }
+
+    /// The watch a parked sub-task on this agent gets. `auto` pushes only when the card
+    /// advertises push and Baton has a public URL for its push receiver.
+    pub fn watch_mode(&self, push_receiver_reachable: bool) -> WatchMode {
+        match self.updates {
+            Updates::Off => WatchMode::Off,
+            Updates::Follow => WatchMode::Follow,
+            Updates::Auto => {
+                let push = self.card.card.capabilities.push_notifications == Some(true);
+                if push && push_receiver_reachable {
+                    WatchMode::Push
+                } else {
+                    WatchMode::Follow
+                }
+            }
+        }
+    }
+
+    /// What the roster shows of this agent: never the URL or any other setting.
+    pub fn roster_entry(&self) -> RosterAgent {
+        let card = &self.card.card;
+        RosterAgent {
+            id: self.id.clone(),
+            name: card.name.clone(),
+            description: card.description.clone(),
+            skills: card
+                .skills
+                .iter()
+                .map(|s| RosterSkill {
+                    name: s.name.clone(),
+                    description: s.description.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// GetTask on the agent.
+    pub async fn get_task(&self, task_id: &str) -> Result<Task, AgentError> {
+        let request = GetTaskRequest {
+            id: task_id.to_string(),
+            history_length: None,
+            tenant: None,
+        };
+        self.client
+            .get_task(&request)
+            .await
+            .map_err(|source| AgentError::Call {
+                agent: self.id.clone(),
+                method: "GetTask",
+                source,
+            })
+    }
+}
+
+/// Adds Baton's headers to every call; the client adds `A2A-Version` itself.
+struct CallHeaders {
+    participant: String,
+    extensions: Option<String>,
+}
+
+#[async_trait]
+impl CallInterceptor for CallHeaders {
+    async fn before(&self, _method: &str, params: &mut ServiceParams) -> Result<(), a2a::A2AError> {
+        params.insert(
+            PARTICIPANT_HEADER.to_string(),
+            vec![self.participant.clone()],
+        );
+        if let Some(extensions) = &self.extensions {
+            params.insert(
+                a2a::SVC_PARAM_EXTENSIONS.to_string(),
+                vec![extensions.clone()],
+            );
+        }
+        Ok(())
+    }
+}
