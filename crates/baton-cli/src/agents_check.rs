@@ -1,0 +1,87 @@
+//! `baton agents check`: fetch and validate every card, show what was chosen, and print the
+//! roster exactly as the model will see it.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use baton_a2a::{AgentCheck, CardLimits, Registry};
+use baton_config::Settings;
+
+pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
+    let settings = Settings::load(config)?;
+    let checks = Registry::check(&settings, &[], CardLimits::default()).await;
+    let push_receiver = settings.server.base_url.is_some();
+    print!("{}", render_table(&checks, push_receiver));
+
+    let (registry, refused) = Registry::from_checks(checks);
+    println!(
+        "\nroster (as the model sees it):\n{}",
+        registry.roster().text
+    );
+
+    if refused.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!("\nerror: {} agent(s) refused:", refused.len());
+    for error in refused {
+        eprintln!("  {} [{}]: {error}", error.agent(), error.code());
+    }
+    Ok(ExitCode::FAILURE)
+}
+
+/// One row per agent: id, name, skill count, chosen interface, the watch `auto` picks, and
+/// where the card came from; a refused agent shows its error code.
+fn render_table(checks: &[AgentCheck], push_receiver: bool) -> String {
+    let mut rows = vec![[
+        "ID".to_string(),
+        "NAME".into(),
+        "SKILLS".into(),
+        "INTERFACE".into(),
+        "WATCH".into(),
+        "CARD".into(),
+    ]];
+    for check in checks {
+        rows.push(match &check.result {
+            Ok(agent) => {
+                let iface = agent.interface();
+                [
+                    check.id.clone(),
+                    agent.card().name.clone(),
+                    agent.card().skills.len().to_string(),
+                    format!(
+                        "{} {} {}",
+                        iface.protocol_binding, iface.protocol_version, iface.url
+                    ),
+                    agent.watch_mode(push_receiver).to_string(),
+                    format!("{:?}", agent.source()).to_lowercase(),
+                ]
+            }
+            Err(error) => [
+                check.id.clone(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                format!("refused: {}", error.code()),
+            ],
+        });
+    }
+    let widths: Vec<usize> = (0..6)
+        .map(|col| {
+            rows.iter()
+                .map(|r| r[col].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    rows.iter()
+        .map(|row| {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .map(|(cell, width)| format!("{cell:<width$}"))
+                .collect();
+            format!("{}\n", cells.join("  ").trim_end())
+        })
+        .collect()
+}

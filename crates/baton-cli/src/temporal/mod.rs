@@ -1,0 +1,8 @@
+//! Reaching Temporal: the embedded dev server Baton starts for you, and the connection to
+//! whichever server the settings name.
+
+mod connect;
+mod embedded;
+
+pub use connect::{ConnectError, connect, wait_until_ready};
+pub use embedded::{EmbeddedError, EmbeddedServer};

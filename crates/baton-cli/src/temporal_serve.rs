@@ -1,0 +1,39 @@
+//! `baton temporal serve`: the embedded dev server on its own, for operators who want Baton's
+//! tuned local Temporal without a worker.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use baton_config::{Settings, TemporalMode};
+
+use crate::shutdown::shutdown_requested;
+use crate::temporal::EmbeddedServer;
+
+pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
+    let settings = Settings::load(config)?;
+    if settings.temporal.mode != TemporalMode::Embedded {
+        anyhow::bail!(
+            "temporal.mode is \"remote\" in {}: there is no embedded server to run",
+            config.display()
+        );
+    }
+    let (server, _connection) = EmbeddedServer::start(&settings.temporal)
+        .await
+        .context("starting the embedded Temporal server")?;
+    tracing::info!(
+        address = server.address(),
+        namespace = %settings.temporal.namespace,
+        "embedded Temporal is ready"
+    );
+    println!(
+        "Temporal: {} (namespace {})",
+        server.address(),
+        settings.temporal.namespace
+    );
+    println!("Web UI:   {}", server.ui_url());
+    let signal = shutdown_requested().await;
+    tracing::info!("{signal}: stopping the embedded Temporal server");
+    server.stop().await;
+    Ok(ExitCode::SUCCESS)
+}

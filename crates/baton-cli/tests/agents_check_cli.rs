@@ -1,0 +1,158 @@
+//! `baton agents check` end to end: a real Python a2a-sdk agent, a refused card, and the roster
+//! printed as the model will see it, with the startup logs the seeds require.
+
+use std::process::Output;
+
+use baton_tests::{CardServer, PythonPeer, card_server_json};
+use serde_json::json;
+
+async fn run_check(config: &str) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("baton.toml");
+    std::fs::write(&path, config).unwrap();
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["agents", "check", "--config"])
+        .arg(&path)
+        .env("RUST_LOG", "info")
+        .output()
+        .await
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[tokio::test]
+async fn accepted_agents_get_a_row_each_and_the_roster_is_printed() {
+    let peer = PythonPeer::start(&["--name", "Echo", "--skills", "2", "--push"]).await;
+    let output = run_check(&format!(
+        r#"
+        agents = [{{ id = "echo", url = "{}" }}, {{ id = "quiet", url = "{}", updates = "off" }}]
+        [agent]
+        id = "front-desk"
+        [server]
+        base_url = "http://127.0.0.1:1/"
+        [card]
+        name = "Front desk"
+        "#,
+        peer.url(),
+        peer.url(),
+    ))
+    .await;
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+
+    let rows: Vec<&str> = stdout.lines().take(4).collect();
+    assert!(rows[0].starts_with("ID"), "{stdout}");
+    let echo = rows[1];
+    assert!(
+        echo.starts_with("echo") && echo.contains("Echo") && echo.contains(" 2 "),
+        "{echo}"
+    );
+    assert!(
+        echo.contains(&format!("JSONRPC 1.0 {}/rpc", peer.url())),
+        "{echo}"
+    );
+    assert!(echo.contains("push") && echo.ends_with("fetched"), "{echo}");
+    assert!(
+        rows[2].starts_with("quiet") && rows[2].contains(" off "),
+        "{}",
+        rows[2]
+    );
+    assert!(
+        rows[3].starts_with("self") && rows[3].ends_with("built"),
+        "{}",
+        rows[3]
+    );
+
+    let roster = stdout
+        .split("roster (as the model sees it):\n")
+        .nth(1)
+        .unwrap();
+    assert!(
+        roster.starts_with("<untrusted source=\"agent-cards\">"),
+        "{roster}"
+    );
+    assert!(roster.contains("- id: echo\n  name: Echo"), "{roster}");
+    assert!(
+        roster.contains("- id: self\n  name: Front desk"),
+        "{roster}"
+    );
+    assert!(
+        !roster.contains("127.0.0.1"),
+        "the roster never shows a URL: {roster}"
+    );
+    assert!(
+        stderr.contains("agents roster: echo, quiet, self"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_card_fails_the_check_naming_the_agent_and_why() {
+    let hostile = CardServer::start(|_| {
+        card_server_json(
+            json!({
+                "name": "Vault", "description": "", "version": "1",
+                "supportedInterfaces": [{"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+                "capabilities": {}, "skills": [],
+                "securitySchemes": {"key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}}}
+            })
+            .to_string(),
+        )
+    })
+    .await;
+    let chatty = CardServer::start(|_| {
+        card_server_json(
+            json!({
+                "name": "Chatty", "description": "x".repeat(2000), "version": "1",
+                "supportedInterfaces": [{"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+                "capabilities": {}, "skills": []
+            })
+            .to_string(),
+        )
+    })
+    .await;
+    let output = run_check(&format!(
+        r#"agents = [{{ id = "vault", url = "{}" }}, {{ id = "chatty", url = "{}" }}]"#,
+        hostile.url(),
+        chatty.url()
+    ))
+    .await;
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
+    let vault = stdout.lines().find(|l| l.starts_with("vault")).unwrap();
+    assert!(
+        vault.ends_with("refused: a2a.unsupported_extension"),
+        "{vault}"
+    );
+    assert!(
+        stderr.contains("ERROR")
+            && stderr.contains("agent vault: remote agent card declares a security scheme"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("vault [a2a.unsupported_extension]"),
+        "{stderr}"
+    );
+    // The refused agent is not in the roster; the others are, one WARNING per cut field.
+    assert!(!stdout.contains("- id: vault"), "{stdout}");
+    assert!(stdout.contains("- id: chatty"), "{stdout}");
+    assert!(stderr.contains("agents roster: chatty, self"), "{stderr}");
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("WARN")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].contains("agent chatty: card field description truncated"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_bad_config_is_reported_by_setting() {
+    let output = run_check(r#"agents = [{ id = "self", url = "http://127.0.0.1:1" }]"#).await;
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr.contains("agents[0].id"), "{stderr}");
+    assert!(stderr.contains("reserved"), "{stderr}");
+}

@@ -1,0 +1,96 @@
+//! `baton temporal serve`: the Web UI URL is printed, and Ctrl-C or SIGTERM stops the embedded
+//! server with Baton, leaving no process behind.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use baton_tests::{free_port, process_alive, venv_program};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+fn config(state: &std::path::Path) -> String {
+    format!(
+        r#"
+        [agent]
+        id = "serve-test"
+        [temporal.embedded]
+        binary = "{}"
+        database = "{}"
+        port = {}
+        ui_port = {}
+        "#,
+        venv_program("temporal").display(),
+        state.join("temporal.sqlite").display(),
+        free_port(),
+        free_port(),
+    )
+}
+
+async fn wait_gone(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while process_alive(pid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        !process_alive(pid),
+        "the Temporal server {pid} is still running"
+    );
+}
+
+/// `baton temporal serve` prints the Web UI URL, and SIGTERM or Ctrl-C stops the server with it.
+#[tokio::test]
+async fn the_baton_process_stops_its_server_on_sigterm_and_on_ctrl_c() {
+    for signal in [libc_signal::TERM, libc_signal::INT] {
+        let state = tempfile::tempdir().unwrap();
+        let config_path = state.path().join("baton.toml");
+        std::fs::write(&config_path, config(state.path())).unwrap();
+        let mut baton = tokio::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+            .args(["temporal", "serve", "--config"])
+            .arg(&config_path)
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(baton.stdout.take().unwrap()).lines();
+        let mut ui = None;
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(url) = line.strip_prefix("Web UI:") {
+                ui = Some(url.trim().to_string());
+                break;
+            }
+        }
+        let ui = ui.expect("baton prints the Web UI URL");
+        assert!(ui.starts_with("http://127.0.0.1:"), "{ui}");
+        let server_pids = children_of(baton.id().unwrap());
+        assert_eq!(server_pids.len(), 1, "one Temporal server: {server_pids:?}");
+
+        std::process::Command::new("kill")
+            .args([signal, &baton.id().unwrap().to_string()])
+            .status()
+            .unwrap();
+        let status = tokio::time::timeout(Duration::from_secs(20), baton.wait())
+            .await
+            .expect("baton exits after the signal")
+            .unwrap();
+        assert!(status.success(), "{status}");
+        wait_gone(server_pids[0]).await;
+    }
+}
+
+mod libc_signal {
+    pub const TERM: &str = "-TERM";
+    pub const INT: &str = "-INT";
+}
+
+/// The child processes of `pid`, spawned from any of its threads.
+fn children_of(pid: u32) -> Vec<u32> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
