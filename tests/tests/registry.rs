@@ -1,0 +1,117 @@
+//! The registry: `self` and agents of the same process get built cards with nothing fetched, and
+//! one refused card fails startup naming the agent.
+
+use std::path::Path;
+
+use baton_a2a::{CardLimits, Registry};
+use baton_config::Settings;
+use baton_tests::{CardServer, card_server_json, free_port};
+use serde_json::json;
+
+fn settings(toml: &str) -> Settings {
+    Settings::parse(toml, Path::new("."), &|_| None).unwrap()
+}
+
+#[tokio::test]
+async fn self_is_registered_from_its_own_settings_without_a_fetch() {
+    // Nothing listens at the base URL: a fetch would fail.
+    let front = settings(&format!(
+        r#"
+        [server]
+        base_url = "http://127.0.0.1:{}"
+        [card]
+        name = "Front desk"
+        "#,
+        free_port()
+    ));
+    let registry = Registry::build(&front, &[], CardLimits::default())
+        .await
+        .unwrap();
+    assert_eq!(registry.ids().into_iter().collect::<Vec<_>>(), ["self"]);
+    let me = registry.get("self").unwrap();
+    assert_eq!(me.card().name, "Front desk");
+    assert_eq!(format!("{:?}", me.source()), "Built");
+}
+
+#[tokio::test]
+async fn an_agent_of_the_same_process_gets_a_card_built_from_its_settings() {
+    let ledger_port = free_port();
+    let ledger = settings(&format!(
+        r#"
+        [agent]
+        id = "ledger"
+        [server]
+        base_url = "http://127.0.0.1:{ledger_port}/"
+        [card]
+        name = "Ledger"
+        [[card.skills]]
+        id = "orders"
+        name = "Orders"
+        "#
+    ));
+    // The front desk lists the ledger without the trailing slash: still the same agent.
+    let front = settings(&format!(
+        r#"agents = [{{ id = "ledger", url = "http://127.0.0.1:{ledger_port}" }}]"#
+    ));
+    let registry = Registry::build(&front, &[&ledger], CardLimits::default())
+        .await
+        .unwrap();
+    let built = registry.get("ledger").unwrap();
+    assert_eq!(built.card().name, "Ledger");
+    assert_eq!(built.card().skills.len(), 1);
+    assert_eq!(format!("{:?}", built.source()), "Built");
+
+    // Without the same-process settings the card is fetched, and nothing listens there.
+    let error = Registry::build(&front, &[], CardLimits::default())
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(error.code(), "a2a.card_unavailable");
+    assert_eq!(error.agent(), "ledger");
+}
+
+#[tokio::test]
+async fn one_refused_card_fails_the_build_naming_the_agent() {
+    let hostile = CardServer::start(|_| {
+        card_server_json(
+            json!({
+                "name": "Vault", "description": "", "version": "1",
+                "supportedInterfaces": [{"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+                "capabilities": {"extensions": [{"uri": "urn:vault:sso", "required": true}]},
+                "skills": []
+            })
+            .to_string(),
+        )
+    })
+    .await;
+    let front = settings(&format!(
+        r#"agents = [{{ id = "vault", url = "{}" }}]"#,
+        hostile.url()
+    ));
+    let error = Registry::build(&front, &[], CardLimits::default())
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(error.code(), "a2a.unsupported_extension");
+    assert_eq!(error.agent(), "vault");
+    assert!(
+        error.to_string().contains("extension=urn:vault:sso"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn the_roster_lists_registered_agents_and_is_the_same_every_time() {
+    let front = settings("[card]\nname = \"Front desk\"");
+    let registry = Registry::build(&front, &[], CardLimits::default())
+        .await
+        .unwrap();
+    let first = registry.roster();
+    assert_eq!(first.ids, ["self"]);
+    assert!(
+        first.text.contains("- id: self\n  name: Front desk"),
+        "{}",
+        first.text
+    );
+    assert_eq!(registry.roster(), first);
+}
