@@ -1,3 +1,5 @@
+use std::io::IsTerminal;
+
 use tracing_subscriber::EnvFilter;
 
 /// Logs to stderr, at INFO unless `RUST_LOG` says otherwise; stdout stays for results.
@@ -7,5 +9,6 @@ pub fn init() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
 }
