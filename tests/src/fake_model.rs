@@ -1,0 +1,280 @@
+//! A fake OpenAI-compatible model server of our own. It speaks the real Chat Completions
+//! protocol over HTTP on 127.0.0.1, answers each request from a script, and records every
+//! request it was sent, so tests drive Baton's real provider through real HTTP.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// One scripted answer to one `POST /v1/chat/completions`.
+pub enum Scripted {
+    /// A Chat Completions body built from the spec; `finish_reason` is `tool_calls` when it
+    /// has calls, else `stop`.
+    Reply(ModelResponseSpec),
+    /// This status with this raw body (sent as `application/json`, whatever it holds).
+    Status(u16, String),
+    /// No answer at all until the server is dropped.
+    Hang,
+}
+
+/// What the model says: text, tool calls as `(name, arguments)`, or both.
+pub struct ModelResponseSpec {
+    pub text: Option<String>,
+    pub tool_calls: Vec<(String, Value)>,
+}
+
+/// A scripted text reply.
+pub fn reply(text: &str) -> Scripted {
+    Scripted::Reply(ModelResponseSpec {
+        text: Some(text.to_string()),
+        tool_calls: vec![],
+    })
+}
+
+/// A scripted reply with one tool call and no text.
+pub fn call(name: &str, args: Value) -> Scripted {
+    Scripted::Reply(ModelResponseSpec {
+        text: None,
+        tool_calls: vec![(name.to_string(), args)],
+    })
+}
+
+/// The fake server; it stops on drop. Its state sits behind a mutex, so tests on any runtime
+/// may script it and read it.
+pub struct FakeModel {
+    addr: SocketAddr,
+    state: Arc<Mutex<FakeState>>,
+    task: JoinHandle<()>,
+    // Dropped with the server: releases every `Hang`ing handler.
+    _stopping: watch::Sender<()>,
+}
+
+#[derive(Default)]
+struct FakeState {
+    script: VecDeque<Scripted>,
+    received: Vec<(HeaderMap, Value)>,
+    replies_sent: u64,
+    tool_calls_sent: u64,
+}
+
+#[derive(Clone)]
+struct Shared {
+    state: Arc<Mutex<FakeState>>,
+    stopping: watch::Receiver<()>,
+}
+
+impl FakeModel {
+    pub async fn start(script: Vec<Scripted>) -> FakeModel {
+        let state = Arc::new(Mutex::new(FakeState {
+            script: script.into(),
+            ..FakeState::default()
+        }));
+        let (stopping_tx, stopping) = watch::channel(());
+        let app = Router::new()
+            .route("/v1/chat/completions", post(chat_completions))
+            .with_state(Shared {
+                state: state.clone(),
+                stopping,
+            });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("binding an ephemeral port on 127.0.0.1");
+        let addr = listener
+            .local_addr()
+            .expect("a bound listener has an address");
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app).await.ok();
+        });
+        FakeModel {
+            addr,
+            state,
+            task,
+            _stopping: stopping_tx,
+        }
+    }
+
+    /// The API's base URL, as `[model] base_url` would name it: `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Every request body received, in order (a body that was not JSON as a JSON string).
+    pub fn requests(&self) -> Vec<Value> {
+        self.lock()
+            .received
+            .iter()
+            .map(|(_, body)| body.clone())
+            .collect()
+    }
+
+    /// The headers of every request received, in the order of [`FakeModel::requests`].
+    pub fn headers(&self) -> Vec<HeaderMap> {
+        self.lock()
+            .received
+            .iter()
+            .map(|(headers, _)| headers.clone())
+            .collect()
+    }
+
+    /// Appends to the script while the server runs.
+    pub fn push(&self, more: Scripted) {
+        self.lock().script.push_back(more);
+    }
+
+    fn lock(&self) -> MutexGuard<'_, FakeState> {
+        lock(&self.state)
+    }
+}
+
+impl Drop for FakeModel {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+// A test that panicked while holding the lock must not hide the state from the next assertion.
+fn lock(state: &Mutex<FakeState>) -> MutexGuard<'_, FakeState> {
+    state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// What the handler does for one request, decided under the lock.
+enum Answer {
+    Completion {
+        id: u64,
+        call_ids: Vec<u64>,
+        spec: ModelResponseSpec,
+    },
+    Status(u16, String),
+    Hang,
+    ScriptEmpty,
+}
+
+async fn chat_completions(
+    State(shared): State<Shared>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+        let raw = String::from_utf8_lossy(&body).into_owned();
+        lock(&shared.state)
+            .received
+            .push((headers, Value::String(raw)));
+        return openai_error(
+            StatusCode::BAD_REQUEST,
+            "We could not parse the JSON body of your request.",
+        );
+    };
+    let model = request["model"].as_str().unwrap_or_default().to_string();
+    let prompt_tokens = body.len() as u64 / 4;
+    let answer = {
+        let mut state = lock(&shared.state);
+        state.received.push((headers, request));
+        match state.script.pop_front() {
+            None => Answer::ScriptEmpty,
+            Some(Scripted::Status(code, body)) => Answer::Status(code, body),
+            Some(Scripted::Hang) => Answer::Hang,
+            Some(Scripted::Reply(spec)) => {
+                state.replies_sent += 1;
+                let first_call = state.tool_calls_sent + 1;
+                state.tool_calls_sent += spec.tool_calls.len() as u64;
+                Answer::Completion {
+                    id: state.replies_sent,
+                    call_ids: (first_call..=state.tool_calls_sent).collect(),
+                    spec,
+                }
+            }
+        }
+    };
+    match answer {
+        Answer::Completion { id, call_ids, spec } => json_body(
+            StatusCode::OK,
+            completion(id, &call_ids, spec, &model, prompt_tokens).to_string(),
+        ),
+        Answer::Status(code, body) => {
+            let status =
+                StatusCode::from_u16(code).expect("Scripted::Status needs a valid HTTP status");
+            json_body(status, body)
+        }
+        Answer::Hang => {
+            let mut stopping = shared.stopping.clone();
+            // Resolves only once the FakeModel is dropped.
+            stopping.changed().await.ok();
+            openai_error(StatusCode::SERVICE_UNAVAILABLE, "FakeModel stopped")
+        }
+        Answer::ScriptEmpty => openai_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "FakeModel has no scripted response left",
+        ),
+    }
+}
+
+/// A Chat Completions body as OpenAI sends it.
+fn completion(
+    id: u64,
+    call_ids: &[u64],
+    spec: ModelResponseSpec,
+    model: &str,
+    prompt_tokens: u64,
+) -> Value {
+    let finish_reason = if spec.tool_calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    let mut completion_tokens = spec.text.as_deref().map_or(0, str::len) as u64 / 4;
+    let mut message = json!({"role": "assistant", "content": spec.text, "refusal": null});
+    if !spec.tool_calls.is_empty() {
+        let tool_calls: Vec<Value> = call_ids
+            .iter()
+            .zip(spec.tool_calls)
+            .map(|(call_id, (name, args))| {
+                let arguments = args.to_string();
+                completion_tokens += arguments.len() as u64 / 4;
+                json!({
+                    "id": format!("call_{call_id}"),
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments}
+                })
+            })
+            .collect();
+        message["tool_calls"] = Value::Array(tool_calls);
+    }
+    let created = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    json!({
+        "id": format!("chatcmpl-fake-{id}"),
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish_reason}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": 0}
+        }
+    })
+}
+
+fn openai_error(status: StatusCode, message: &str) -> Response {
+    let body = json!({"error": {"message": message, "type": "fake_model_error", "param": null, "code": null}});
+    json_body(status, body.to_string())
+}
+
+fn json_body(status: StatusCode, body: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
