@@ -1,17 +1,38 @@
-"""A real A2A 1.0 agent on the official Python a2a-sdk, for Baton's integration tests.
+"""A real A2A 1.0 agent on the official Python a2a-sdk, scripted for Baton's integration tests.
 
-It serves its card, JSON-RPC at /rpc and HTTP+JSON at /rest on 127.0.0.1, and answers every
-message by completing the task with an echo. It prints "ready <port>" once it listens, and
-records the A2A headers of every request to --headers-log (one JSON object a line) so a test
-can check what Baton put on the wire.
+It serves its card, JSON-RPC at /rpc and HTTP+JSON at /rest on 127.0.0.1, and prints
+"ready <port>" once it listens. Every task a new message creates follows --behaviour:
+
+  complete  WORKING, then COMPLETED with "echo: <text>"
+  work      WORKING "working on it", then after --work-seconds COMPLETED with "done: <text>"
+  park      WORKING, then INPUT_REQUIRED "which account?"; a reply completes it: "answered: <text>"
+  auth      WORKING, then AUTH_REQUIRED "please sign in"; a reply completes it: "authorised: <text>"
+  fail      WORKING, then FAILED "could not do it"
+  long      WORKING, then COMPLETED with --answer-chars characters "abc…zabc…"
+  die       WORKING, then the whole process exits (os._exit) 0.2 s later, mid-stream
+  hang      WORKING until cancelled
+
+CancelTask moves any unfinished task to CANCELED. With --push the card declares push
+notifications and the SDK's sender POSTs every task event to each registered webhook (loopback
+URLs allowed). With --replay-history, SubscribeToTask sends the Task snapshot and then replays the
+task's earlier status updates, each with its original timestamp, before the live events: a legal
+but hostile peer. GET /_stats returns what the peer saw (see Stats.to_json), and --headers-log
+appends the A2A headers of every request to a file, one JSON object a line.
 """
 
 import argparse
 import asyncio
 import json
+import os
+import uuid
+from collections import defaultdict
+from contextlib import aclosing
 
+import httpx
 import uvicorn
 from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
@@ -21,41 +42,259 @@ from a2a.server.routes import (
     create_jsonrpc_routes,
     create_rest_routes,
 )
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+)
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
     AgentExtension,
     AgentInterface,
     AgentSkill,
+    Message,
     Part,
+    Role,
     Task,
     TaskState,
     TaskStatus,
+    TaskStatusUpdateEvent,
 )
 
+BEHAVIOURS = ("complete", "work", "park", "auth", "fail", "long", "die", "hang")
 RECORDED_HEADERS = ("a2a-version", "a2a-extensions", "x-participant-id")
+A2A_PATHS = ("/rpc", "/rest")
+STATS_PATH = "/_stats"
 
 
-class EchoExecutor(AgentExecutor):
+# --- What the peer saw ----------------------------------------------------------------------
+
+
+class Stats:
+    """Everything a test may check, filled in by the pieces below and served at /_stats."""
+
+    def __init__(self) -> None:
+        self.task_states: dict[str, str] = {}  # task id -> state, in creation order
+        self.messages: list[dict] = []
+        self.cancels: list[str] = []
+        self.push_config_deletes: list[dict] = []
+        self.streams_opened = 0
+        self.streams_closed = 0
+        self.participants: list[str] = []
+        # Every status update the agent emitted, per task, for --replay-history.
+        self.history: dict[str, list[TaskStatusUpdateEvent]] = defaultdict(list)
+
+    def to_json(self, push_store: "ObservedPushConfigStore | None") -> dict:
+        return {
+            "tasks_created": len(self.task_states),
+            "tasks": [{"id": i, "state": s} for i, s in self.task_states.items()],
+            "messages": self.messages,
+            "cancels": self.cancels,
+            "push_configs": push_store.registered() if push_store else [],
+            "push_config_deletes": self.push_config_deletes,
+            "streams_opened": self.streams_opened,
+            "streams_closed": self.streams_closed,
+            "participants": self.participants,
+        }
+
+
+class ObservedTaskStore(InMemoryTaskStore):
+    """The SDK's task store, noting each task's latest state whoever wrote it."""
+
+    def __init__(self, stats: Stats) -> None:
+        super().__init__()
+        self.stats = stats
+
+    async def save(self, task, context) -> None:
+        await super().save(task, context)
+        self.stats.task_states[task.id] = TaskState.Name(task.status.state)
+
+
+class ObservedPushConfigStore(InMemoryPushNotificationConfigStore):
+    """The SDK's push config store, able to list every config it holds."""
+
+    def registered(self) -> list[dict]:
+        with self.lock:
+            return [
+                {"task_id": task_id, "id": config.id, "url": config.url}
+                for by_task in self._push_notification_infos.values()
+                for task_id, configs in by_task.items()
+                for config in configs
+            ]
+
+
+class ObservedHandler(DefaultRequestHandler):
+    """The SDK's request handler, recording cancels and deletes, optionally replaying history."""
+
+    def __init__(self, stats: Stats, replay_history: bool, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.stats = stats
+        self.replay_history = replay_history
+
+    async def on_cancel_task(self, params, context):
+        self.stats.cancels.append(params.id)
+        return await super().on_cancel_task(params, context)
+
+    async def on_delete_task_push_notification_config(self, params, context):
+        self.stats.push_config_deletes.append({"task_id": params.task_id, "id": params.id})
+        return await super().on_delete_task_push_notification_config(params, context)
+
+    async def on_subscribe_to_task(self, params, context):
+        replay = self.replay_history
+        async with aclosing(super().on_subscribe_to_task(params, context)) as events:
+            async for event in events:
+                yield event
+                if replay and isinstance(event, Task):
+                    # Right after the snapshot: the task's past, stale timestamps and all.
+                    for old in list(self.stats.history[params.id]):
+                        yield old
+                    replay = False
+
+
+def observe(app, stats: Stats, headers_log: str):
+    """ASGI wrapper: logs headers, notes participants, counts SSE streams opened and closed.
+
+    A stream counts as closed when the app returns or the client disconnects, whichever is first.
+    """
+
+    async def middleware(scope, receive, send):
+        if scope["type"] != "http" or scope["path"] == STATS_PATH:
+            await app(scope, receive, send)
+            return
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        if headers_log:
+            record = {"path": scope["path"]}
+            record.update({h: headers[h] for h in RECORDED_HEADERS if h in headers})
+            with open(headers_log, "a", encoding="utf-8") as log:
+                log.write(json.dumps(record) + "\n")
+        if scope["path"].startswith(A2A_PATHS) and "x-participant-id" in headers:
+            stats.participants.append(headers["x-participant-id"])
+
+        streaming = False
+
+        def stream_ended() -> None:
+            nonlocal streaming
+            if streaming:
+                streaming = False
+                stats.streams_closed += 1
+
+        async def watched_send(message):
+            nonlocal streaming
+            if message["type"] == "http.response.start":
+                content_type = dict(message.get("headers", [])).get(b"content-type", b"")
+                if content_type.startswith(b"text/event-stream"):
+                    streaming = True
+                    stats.streams_opened += 1
+            await send(message)
+
+        async def watched_receive():
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                stream_ended()
+            return message
+
+        try:
+            await app(scope, watched_receive, watched_send)
+        finally:
+            stream_ended()
+
+    return middleware
+
+
+# --- The scripted agent -----------------------------------------------------------------------
+
+
+def long_answer(chars: int) -> str:
+    return "".join(chr(ord("a") + i % 26) for i in range(chars))
+
+
+class ScriptedExecutor(AgentExecutor):
+    def __init__(self, args: argparse.Namespace, stats: Stats) -> None:
+        self.args = args
+        self.stats = stats
+
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        task = context.current_task or Task(
-            id=context.task_id,
-            context_id=context.context_id,
-            status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
-        )
-        if context.current_task is None:
-            await event_queue.enqueue_event(task)
-        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        await updater.start_work()
         text = context.get_user_input()
-        await updater.complete(
-            updater.new_agent_message([Part(text=f"echo: {text}")])
+        self.stats.messages.append(
+            {"task_id": context.task_id, "text": text, "role": Role.Name(context.message.role)}
         )
+        parked = context.current_task
+        # A reply may omit contextId, and the SDK then makes up a new one: use the task's.
+        context_id = parked.context_id if parked else context.context_id
+
+        async def say(state: TaskState, reply: str | None = None) -> None:
+            await self.update(event_queue, context.task_id, context_id, state, reply)
+
+        if parked is not None:
+            # A reply to a task waiting in INPUT_REQUIRED or AUTH_REQUIRED.
+            auth = parked.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
+            prefix = "authorised" if auth else "answered"
+            await say(TaskState.TASK_STATE_COMPLETED, f"{prefix}: {text}")
+            return
+
+        await event_queue.enqueue_event(
+            Task(
+                id=context.task_id,
+                context_id=context_id,
+                status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
+            )
+        )
+        behaviour = self.args.behaviour
+        await say(TaskState.TASK_STATE_WORKING, "working on it" if behaviour == "work" else None)
+        match behaviour:
+            case "complete":
+                await say(TaskState.TASK_STATE_COMPLETED, f"echo: {text}")
+            case "work":
+                await asyncio.sleep(self.args.work_seconds)
+                await say(TaskState.TASK_STATE_COMPLETED, f"done: {text}")
+            case "park":
+                await say(TaskState.TASK_STATE_INPUT_REQUIRED, "which account?")
+            case "auth":
+                await say(TaskState.TASK_STATE_AUTH_REQUIRED, "please sign in")
+            case "fail":
+                await say(TaskState.TASK_STATE_FAILED, "could not do it")
+            case "long":
+                await say(TaskState.TASK_STATE_COMPLETED, long_answer(self.args.answer_chars))
+            case "die":
+                asyncio.get_running_loop().call_later(0.2, os._exit, 1)
+                await asyncio.Event().wait()
+            case "hang":
+                await asyncio.Event().wait()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        await updater.cancel()
+        # The SDK builds this context from the stored task, so its context id is the task's.
+        await self.update(
+            event_queue, context.task_id, context.context_id, TaskState.TASK_STATE_CANCELED
+        )
+
+    async def update(
+        self,
+        event_queue: EventQueue,
+        task_id: str,
+        context_id: str,
+        state: TaskState,
+        reply: str | None = None,
+    ) -> None:
+        """Emits a timestamped status update (with an agent message if `reply`) and keeps it."""
+        status = TaskStatus(state=state)
+        status.timestamp.GetCurrentTime()
+        if reply is not None:
+            status.message.CopyFrom(
+                Message(
+                    message_id=str(uuid.uuid4()),
+                    task_id=task_id,
+                    context_id=context_id,
+                    role=Role.ROLE_AGENT,
+                    parts=[Part(text=reply)],
+                )
+            )
+        event = TaskStatusUpdateEvent(task_id=task_id, context_id=context_id, status=status)
+        self.stats.history[task_id].append(event)
+        await event_queue.enqueue_event(event)
+
+
+# --- Card, app and main -----------------------------------------------------------------------
 
 
 def build_card(args: argparse.Namespace) -> AgentCard:
@@ -90,17 +329,32 @@ def build_card(args: argparse.Namespace) -> AgentCard:
     )
 
 
-def header_recorder(app, path):
-    async def middleware(scope, receive, send):
-        if scope["type"] == "http" and path:
-            headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-            record = {"path": scope["path"]}
-            record.update({h: headers[h] for h in RECORDED_HEADERS if h in headers})
-            with open(path, "a", encoding="utf-8") as log:
-                log.write(json.dumps(record) + "\n")
-        await app(scope, receive, send)
+def build_app(args: argparse.Namespace):
+    stats = Stats()
+    card = build_card(args)
+    push_store = ObservedPushConfigStore() if args.push else None
+    handler = ObservedHandler(
+        stats,
+        args.replay_history,
+        agent_executor=ScriptedExecutor(args, stats),
+        task_store=ObservedTaskStore(stats),
+        agent_card=card,
+        push_config_store=push_store,
+        push_sender=(
+            BasePushNotificationSender(httpx.AsyncClient(), push_store) if push_store else None
+        ),
+    )
 
-    return middleware
+    async def stats_endpoint(_request):
+        return JSONResponse(stats.to_json(push_store))
+
+    routes = [
+        *create_agent_card_routes(card),
+        *create_jsonrpc_routes(handler, rpc_url="/rpc"),
+        *create_rest_routes(handler, path_prefix="/rest"),
+        Route(STATS_PATH, stats_endpoint),
+    ]
+    return observe(Starlette(routes=routes), stats, args.headers_log)
 
 
 async def main() -> None:
@@ -113,19 +367,15 @@ async def main() -> None:
     parser.add_argument("--push", action="store_true")
     parser.add_argument("--extension", action="append", default=[])
     parser.add_argument("--headers-log", default="")
+    parser.add_argument("--behaviour", choices=BEHAVIOURS, default="complete")
+    parser.add_argument("--work-seconds", type=float, default=1.0)
+    parser.add_argument("--answer-chars", type=int, default=5000)
+    parser.add_argument("--replay-history", action="store_true")
     args = parser.parse_args()
 
-    card = build_card(args)
-    handler = DefaultRequestHandler(
-        agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+    config = uvicorn.Config(
+        build_app(args), host="127.0.0.1", port=args.port, log_level="warning"
     )
-    routes = [
-        *create_agent_card_routes(card),
-        *create_jsonrpc_routes(handler, rpc_url="/rpc"),
-        *create_rest_routes(handler, path_prefix="/rest"),
-    ]
-    app = header_recorder(Starlette(routes=routes), args.headers_log)
-    config = uvicorn.Config(app, host="127.0.0.1", port=args.port, log_level="warning")
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
     while not server.started:
