@@ -4,8 +4,16 @@
 
 #![forbid(unsafe_code)]
 
+pub mod a2a_state;
 pub mod agent_card;
+pub mod brief;
+pub mod completion;
+pub mod context;
 pub mod extensions;
+pub mod push_token;
 pub mod roster;
 pub mod spawn_subtask;
+pub mod sub_tasks;
+pub mod system_prompt;
+pub mod tool_result;
 pub mod untrusted;

@@ -1,0 +1,178 @@
+//! The `RemoteTaskWorkflow` (the stand-in) contract, and the payloads the workflows exchange
+//! with their activities. These show in the Web UI, so they carry no secret: a push token
+//! appears only as its SHA-256 digest.
+
+use serde::{Deserialize, Serialize};
+
+use crate::envelope::TaskEnvelope;
+use crate::task::{HistoryItem, TaskState, ToolCallRecord};
+
+/// What Baton knows of a remote task at one moment, as the agent reported it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteSnapshot {
+    pub remote_task_id: String,
+    pub state: TaskState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_state: Option<String>,
+    /// The agent's last answer or status message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+/// How a stand-in hears of changes between turns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WatchKind {
+    Push,
+    Follow,
+    Off,
+}
+
+/// The watch a stand-in holds. A push watch keeps only the token's digest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteWatch {
+    pub kind: WatchKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_digest: Option<String>,
+}
+
+/// The input of a `RemoteTaskWorkflow`, whose workflow id is `<parent id>.<n>`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteStart {
+    pub parent_workflow_id: String,
+    pub agent: String,
+    pub name: String,
+    /// The parent asked for a delegated task: a peer parked awaiting its next message is done.
+    pub delegated: bool,
+    /// The task as `start_agent_task` left it.
+    pub last: RemoteSnapshot,
+    /// Workflow history events before the stand-in continues as new.
+    pub history_event_bound: u32,
+    /// Set when the stand-in continues as new.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carry: Option<RemoteCarry>,
+}
+
+/// What a stand-in carries into its next run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteCarry {
+    pub watch: RemoteWatch,
+    /// What the parent last heard, after mapping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub told: Option<RemoteSnapshot>,
+    /// A verified push arrived that the stand-in has not fetched for yet.
+    pub push_pending: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed: Option<TaskState>,
+}
+
+/// The `remote_push` update the push receiver sends a stand-in. It only wakes the stand-in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushIn {
+    pub token_digest: String,
+    pub remote_task_id: String,
+    /// The state the push body claims: a hint, never applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed_state: Option<TaskState>,
+}
+
+/// What the stand-in's `task` query returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteView {
+    pub agent: String,
+    pub last: RemoteSnapshot,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<RemoteWatch>,
+    pub closed: bool,
+}
+
+// --- activity payloads -------------------------------------------------------------------
+
+/// `start_agent_task`: create the task on the agent with the brief.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartAgentTaskIn {
+    pub agent: String,
+    /// Unique per delegation (`<stand-in id>:brief`), so the agent can tell a retry.
+    pub message_id: String,
+    pub text: String,
+    /// Sent only when the agent's card advertises the task extension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub envelope: Option<TaskEnvelope>,
+}
+
+/// What `start_agent_task` reports. A refusal by the agent or the network is an outcome, not an
+/// activity failure: the row is resolved at once with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum StartAgentTaskOut {
+    /// The agent has the task, past SUBMITTED (or the stream ended at SUBMITTED).
+    Started {
+        task: RemoteSnapshot,
+    },
+    /// The agent answered with a message and no task: the child ended in its first answer.
+    Answered {
+        text: String,
+    },
+    Failed {
+        reason: String,
+    },
+}
+
+/// Every call a stand-in makes on its remote task names the task this way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteTaskIn {
+    pub stand_in_id: String,
+    pub agent: String,
+    pub remote_task_id: String,
+}
+
+/// `follow_remote_task`: hold SubscribeToTask open until the task differs from `known`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FollowIn {
+    pub task: RemoteTaskIn,
+    pub known: RemoteSnapshot,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FollowOut {
+    /// The first real change, or nothing when the follow window ended without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed: Option<RemoteSnapshot>,
+}
+
+/// `delete_remote_push`: remove the stand-in's push config, best effort.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeletePushIn {
+    pub task: RemoteTaskIn,
+    pub config_id: String,
+}
+
+/// `invoke_model`: one model turn. The activity puts the worker's static prefix (system prompt,
+/// participants, roster) in front, so it never enters workflow history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InvokeModelIn {
+    pub task_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    /// The task section: name, goal, description, criteria, sub-tasks.
+    pub task_section: String,
+    pub history: Vec<HistoryItem>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InvokeModelOut {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCallRecord>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// SHA-256 of the static prefix sent: the same on every turn of every task of one worker.
+    pub prefix_sha256: String,
+    /// The agent ids of the roster the model was shown: the only values `spawn_subtask` takes.
+    pub agents: Vec<String>,
+}

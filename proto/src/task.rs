@@ -1,0 +1,285 @@
+//! The `TaskWorkflow` contract: its input, the `child_done` and `cancel` signals, and what its
+//! `task` and `events_since` queries return.
+
+use serde::{Deserialize, Serialize};
+
+/// An A2A 1.0 task state, written with its A2A name (`"TASK_STATE_WORKING"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TaskState {
+    #[serde(rename = "TASK_STATE_SUBMITTED")]
+    Submitted,
+    #[serde(rename = "TASK_STATE_WORKING")]
+    Working,
+    #[serde(rename = "TASK_STATE_INPUT_REQUIRED")]
+    InputRequired,
+    #[serde(rename = "TASK_STATE_AUTH_REQUIRED")]
+    AuthRequired,
+    #[serde(rename = "TASK_STATE_COMPLETED")]
+    Completed,
+    #[serde(rename = "TASK_STATE_FAILED")]
+    Failed,
+    #[serde(rename = "TASK_STATE_CANCELED")]
+    Canceled,
+    #[serde(rename = "TASK_STATE_REJECTED")]
+    Rejected,
+}
+
+impl TaskState {
+    /// COMPLETED, FAILED, CANCELED or REJECTED: the task will not change again.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskState::Completed | TaskState::Failed | TaskState::Canceled | TaskState::Rejected
+        )
+    }
+
+    /// INPUT_REQUIRED or AUTH_REQUIRED: the task waits for someone.
+    pub fn is_interrupted(self) -> bool {
+        matches!(self, TaskState::InputRequired | TaskState::AuthRequired)
+    }
+
+    /// The short upper-case name the model and the logs read: `COMPLETED`, `INPUT_REQUIRED`.
+    pub fn short_name(self) -> &'static str {
+        match self {
+            TaskState::Submitted => "SUBMITTED",
+            TaskState::Working => "WORKING",
+            TaskState::InputRequired => "INPUT_REQUIRED",
+            TaskState::AuthRequired => "AUTH_REQUIRED",
+            TaskState::Completed => "COMPLETED",
+            TaskState::Failed => "FAILED",
+            TaskState::Canceled => "CANCELED",
+            TaskState::Rejected => "REJECTED",
+        }
+    }
+}
+
+impl std::fmt::Display for TaskState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.short_name())
+    }
+}
+
+/// How a task ends its turns: a conversation parks awaiting the next message after each
+/// answer; a delegated task completes when its work is done.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lifecycle {
+    Conversation,
+    #[default]
+    Delegated,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParticipantKind {
+    Human,
+    Agent,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParticipantRole {
+    Assignee,
+    Reporter,
+    Watcher,
+    Admin,
+}
+
+/// Someone on a task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Participant {
+    pub id: String,
+    pub kind: ParticipantKind,
+    pub role: ParticipantRole,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+}
+
+/// A task somewhere: `agent` is the agent id it lives on, or absent for this Baton.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskRef {
+    pub task_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+}
+
+/// The input of a `TaskWorkflow`. The workflow id is the task id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskInput {
+    pub name: String,
+    pub goal: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub acceptance_criteria: Vec<String>,
+    #[serde(default)]
+    pub participants: Vec<Participant>,
+    #[serde(default)]
+    pub lifecycle: Lifecycle,
+    /// The model to use, when not the worker's `[model] model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    #[serde(default)]
+    pub parent_tasks: Vec<TaskRef>,
+    #[serde(default)]
+    pub limits: TaskLimits,
+    /// Set only by the workflow itself when it continues as new.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carry: Option<TaskCarry>,
+}
+
+/// Bounds on one task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TaskLimits {
+    /// Model turns before the task fails with "turn limit reached".
+    pub max_turns: u32,
+    /// Workflow history events before the workflow continues as new.
+    pub history_event_bound: u32,
+}
+
+impl Default for TaskLimits {
+    fn default() -> Self {
+        TaskLimits {
+            max_turns: 50,
+            history_event_bound: 10_000,
+        }
+    }
+}
+
+/// One item of the conversation the model sees, after the task itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum HistoryItem {
+    /// A message to the model: from a participant, or a note about a sub-task.
+    User { text: String, source: Source },
+    /// What the model said, and the tools it called.
+    Assistant {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCallRecord>,
+    },
+    /// A tool's answer to one call.
+    ToolResult { call_id: String, content: String },
+}
+
+/// Who wrote a user-side message. Anything from an agent is untrusted data to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Participant,
+    Agent,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// One delegation, as the parent tracks it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubTaskRow {
+    /// The stand-in's workflow id, `<parent id>.<n>`.
+    pub workflow_id: String,
+    pub name: String,
+    pub agent: String,
+    /// The task's own id on the agent, once it exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_task_id: Option<String>,
+    pub state: TaskState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_state: Option<String>,
+    /// The agent's last answer, capped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// True once the parent need not wait for it any more.
+    pub resolved: bool,
+}
+
+/// The `child_done` signal a stand-in sends its parent on each change it hears.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChildDone {
+    /// The stand-in's workflow id: the parent matches rows by it.
+    pub workflow_id: String,
+    pub remote_task_id: String,
+    pub state: TaskState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_state: Option<String>,
+    #[serde(default)]
+    pub summary: String,
+}
+
+/// What the `task` query returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskView {
+    pub task_id: String,
+    pub name: String,
+    pub state: TaskState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_state: Option<String>,
+    /// Why the task is in its state, when that needs saying ("turn limit reached").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    pub sub_tasks: Vec<SubTaskRow>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_answer: Option<String>,
+    pub turns: u32,
+}
+
+/// One entry of the ordered event log the gateway streams.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventEntry {
+    pub seq: u64,
+    /// Workflow time, RFC 3339 in UTC.
+    pub at: String,
+    pub event: TaskEvent,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TaskEvent {
+    /// The task changed state.
+    Status {
+        state: TaskState,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sub_state: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    /// A sub-task row was added or changed.
+    SubTask { row: SubTaskRow },
+}
+
+/// What the `events_since(cursor)` query returns: the events with `seq >= cursor`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventPage {
+    pub events: Vec<EventEntry>,
+    pub next_seq: u64,
+    /// True once the task is terminal: no event will follow.
+    pub closed: bool,
+}
+
+/// Everything a `TaskWorkflow` carries into its next run when it continues as new.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskCarry {
+    pub state: TaskState,
+    pub history: Vec<HistoryItem>,
+    pub sub_tasks: Vec<SubTaskRow>,
+    pub pending_notes: Vec<String>,
+    pub events: Vec<EventEntry>,
+    pub next_seq: u64,
+    pub turns: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_answer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel_reason: Option<String>,
+}
