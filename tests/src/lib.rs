@@ -2,6 +2,8 @@
 //! when the test ends, even a failed one (every handle here stops its server on drop).
 
 mod card_server;
+pub mod engine;
+pub mod fake_model;
 mod python_peer;
 
 pub use card_server::{CardServer, Recorded, json_response as card_server_json};

@@ -8,8 +8,10 @@ pub mod card_fetch;
 pub mod card_validation;
 mod error;
 pub mod extensions;
+pub mod push;
 mod registry;
 mod remote_agent;
+pub mod snapshot;
 
 pub use card_fetch::CardLimits;
 pub use error::{AgentError, UnsupportedExtensionError};

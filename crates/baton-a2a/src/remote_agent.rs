@@ -1,9 +1,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a::{AgentCard, AgentInterface, GetTaskRequest, Task};
+use a2a::{
+    AgentCard, AgentInterface, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
+    GetTaskRequest, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task,
+    TaskPushNotificationConfig,
+};
 use a2a_client::middleware::CallInterceptor;
-use a2a_client::{A2AClient, A2AClientFactory, ServiceParams, Transport};
+use a2a_client::{A2AClient, A2AClientFactory, BoxStream, ServiceParams, Transport};
 use async_trait::async_trait;
 use baton_config::{RemoteAgentSpec, Updates};
 use baton_core::roster::{RosterAgent, RosterSkill};
@@ -12,7 +16,7 @@ use url::Url;
 use crate::AgentError;
 use crate::card_fetch::{CardLimits, card_url, fetch_card};
 use crate::card_validation::{ValidatedCard, validate_built_card, validate_card};
-use crate::extensions::PARTICIPANT_HEADER;
+use crate::extensions::{PARTICIPANT_HEADER, TASK_EXTENSION};
 
 /// How a stand-in hears about a parked remote task between turns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,21 +190,113 @@ impl RemoteAgent {
         }
     }
 
+    /// Whether the card advertises the task extension, so a brief may carry a task envelope.
+    pub fn speaks_task_extension(&self) -> bool {
+        self.card.extensions.iter().any(|uri| uri == TASK_EXTENSION)
+    }
+
+    /// SendStreamingMessage. Dropping the stream hangs up.
+    pub async fn send_streaming(
+        &self,
+        message: Message,
+    ) -> Result<BoxStream<'static, Result<StreamResponse, a2a::A2AError>>, AgentError> {
+        let request = SendMessageRequest {
+            message,
+            configuration: None,
+            metadata: None,
+            tenant: None,
+        };
+        self.client
+            .send_streaming_message(&request)
+            .await
+            .map_err(|source| self.call_error("SendStreamingMessage", source))
+    }
+
     /// GetTask on the agent.
     pub async fn get_task(&self, task_id: &str) -> Result<Task, AgentError> {
         let request = GetTaskRequest {
             id: task_id.to_string(),
-            history_length: None,
+            history_length: Some(0),
             tenant: None,
         };
         self.client
             .get_task(&request)
             .await
-            .map_err(|source| AgentError::Call {
-                agent: self.id.clone(),
-                method: "GetTask",
-                source,
-            })
+            .map_err(|source| self.call_error("GetTask", source))
+    }
+
+    /// SubscribeToTask: the task snapshot first, then its events. Dropping the stream hangs up.
+    pub async fn subscribe(
+        &self,
+        task_id: &str,
+    ) -> Result<BoxStream<'static, Result<StreamResponse, a2a::A2AError>>, AgentError> {
+        let request = SubscribeToTaskRequest {
+            id: task_id.to_string(),
+            tenant: None,
+        };
+        self.client
+            .subscribe_to_task(&request)
+            .await
+            .map_err(|source| self.call_error("SubscribeToTask", source))
+    }
+
+    /// CancelTask on the agent.
+    pub async fn cancel_task(&self, task_id: &str) -> Result<Task, AgentError> {
+        let request = CancelTaskRequest {
+            id: task_id.to_string(),
+            metadata: None,
+            tenant: None,
+        };
+        self.client
+            .cancel_task(&request)
+            .await
+            .map_err(|source| self.call_error("CancelTask", source))
+    }
+
+    /// Registers a webhook for the task; the agent sends `token` with each push.
+    pub async fn create_push_config(
+        &self,
+        task_id: &str,
+        url: &str,
+        token: &str,
+    ) -> Result<TaskPushNotificationConfig, AgentError> {
+        let config = TaskPushNotificationConfig {
+            url: url.to_string(),
+            id: None,
+            task_id: task_id.to_string(),
+            token: Some(token.to_string()),
+            authentication: None,
+            tenant: None,
+        };
+        self.client
+            .create_push_config(&config)
+            .await
+            .map_err(|source| self.call_error("CreateTaskPushNotificationConfig", source))
+    }
+
+    /// Removes a webhook. The agent must treat a repeat as success.
+    pub async fn delete_push_config(
+        &self,
+        task_id: &str,
+        config_id: &str,
+    ) -> Result<(), AgentError> {
+        let request = DeleteTaskPushNotificationConfigRequest {
+            task_id: task_id.to_string(),
+            id: config_id.to_string(),
+            tenant: None,
+        };
+        self.client
+            .delete_push_config(&request)
+            .await
+            .map_err(|source| self.call_error("DeleteTaskPushNotificationConfig", source))
+    }
+
+    fn call_error(&self, method: &'static str, source: a2a::A2AError) -> AgentError {
+        AgentError::Call {
+            agent: self.id.clone(),
+            method,
+            source,
+        }
     }
 }
 

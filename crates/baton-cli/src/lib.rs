@@ -1,7 +1,10 @@
 //! The `baton` command's library half: everything the binary wires together, kept testable.
 
 pub mod agents_check;
+pub mod http_server;
 pub mod logging;
 pub mod shutdown;
 pub mod temporal;
+pub mod temporal_client;
 pub mod temporal_serve;
+pub mod worker;

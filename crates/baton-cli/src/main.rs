@@ -18,6 +18,11 @@ enum Command {
         #[command(subcommand)]
         command: AgentsCommand,
     },
+    /// Run a Temporal worker for TaskWorkflow, RemoteTaskWorkflow and their activities.
+    Worker {
+        #[arg(long, short, value_name = "FILE")]
+        config: PathBuf,
+    },
     /// Run the embedded Temporal dev server of a config until Ctrl-C or SIGTERM.
     Temporal {
         #[command(subcommand)]
@@ -51,6 +56,7 @@ async fn main() -> ExitCode {
         Command::Agents {
             command: AgentsCommand::Check { config },
         } => baton_cli::agents_check::run(&config).await,
+        Command::Worker { config } => baton_cli::worker::run(&config).await,
         Command::Temporal {
             command: TemporalCommand::Serve { config },
         } => baton_cli::temporal_serve::run(&config).await,

@@ -1,0 +1,24 @@
+use std::future::Future;
+
+use temporalio_sdk::activities::{ActivityContext, ActivityError};
+
+use crate::HEARTBEAT_EVERY;
+
+/// Runs `work` while heartbeating every [`HEARTBEAT_EVERY`]. A cancel from the workflow drops
+/// `work` (which hangs up any stream it holds) and reports the activity cancelled.
+pub async fn heartbeating<T>(
+    ctx: &ActivityContext,
+    work: impl Future<Output = T>,
+) -> Result<T, ActivityError> {
+    tokio::pin!(work);
+    let mut beat = tokio::time::interval(HEARTBEAT_EVERY);
+    loop {
+        tokio::select! {
+            out = &mut work => return Ok(out),
+            () = ctx.cancelled() => return Err(ActivityError::cancelled()),
+            _ = beat.tick() => {
+                ctx.record_heartbeat(()).await.ok();
+            }
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! Every activity Baton's workflows run. This is the only place a workflow reaches the world:
+//! remote agents over A2A and the model. Activities never start or signal workflows.
+//!
+//! Type names are stable and readable (`start_agent_task`, `invoke_model`, …): they are what
+//! the Web UI shows and what other SDKs would call.
+
+mod create;
+mod follow;
+mod heartbeat;
+mod model_turn;
+mod remote_calls;
+mod watch;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use baton_a2a::{Registry, RemoteAgent};
+use baton_model::ModelProvider;
+use baton_proto::{
+    DeletePushIn, FollowIn, FollowOut, InvokeModelIn, InvokeModelOut, RemoteSnapshot, RemoteTaskIn,
+    RemoteWatch, StartAgentTaskIn, StartAgentTaskOut,
+};
+use temporalio_macros::activities;
+use temporalio_sdk::activities::{ActivityContext, ActivityError};
+use url::Url;
+
+pub use model_turn::StaticPrefix;
+
+/// The longest a follow holds SubscribeToTask open before handing back to the workflow, so a
+/// follow never outlives its activity timeout and the stand-in can roll over.
+pub const FOLLOW_WINDOW: Duration = Duration::from_secs(600);
+/// How often long activities heartbeat.
+pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
+
+/// What the activities need from the worker, shared by every activity task.
+pub struct BatonActivities {
+    registry: Arc<Registry>,
+    model: Arc<dyn ModelProvider>,
+    default_model: String,
+    prefix: StaticPrefix,
+    /// `server.base_url`: where agents can push to this Baton. Without it, nothing pushes.
+    push_base: Option<Url>,
+    follow_window: Duration,
+}
+
+impl BatonActivities {
+    pub fn new(
+        registry: Arc<Registry>,
+        model: Arc<dyn ModelProvider>,
+        default_model: String,
+        prefix: StaticPrefix,
+        push_base: Option<Url>,
+    ) -> Self {
+        BatonActivities {
+            registry,
+            model,
+            default_model,
+            prefix,
+            push_base,
+            follow_window: FOLLOW_WINDOW,
+        }
+    }
+
+    /// Shortens the follow window (tests of the roll-over).
+    pub fn with_follow_window(mut self, window: Duration) -> Self {
+        self.follow_window = window;
+        self
+    }
+
+    fn agent(&self, id: &str) -> Result<&RemoteAgent, ActivityError> {
+        self.registry.get(id).ok_or_else(|| {
+            non_retryable(
+                "agent.unknown",
+                format!("agent {id:?} is not registered on this worker"),
+            )
+        })
+    }
+}
+
+#[activities]
+impl BatonActivities {
+    /// Creates the remote task with the brief; one attempt, since a create is not idempotent.
+    #[activity(name = "start_agent_task")]
+    pub async fn start_agent_task(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        input: StartAgentTaskIn,
+    ) -> Result<StartAgentTaskOut, ActivityError> {
+        let Some(agent) = self.registry.get(&input.agent) else {
+            return Ok(StartAgentTaskOut::Failed {
+                reason: format!("agent {:?} is not registered on this worker", input.agent),
+            });
+        };
+        Ok(create::start_agent_task(&ctx, agent, &input).await)
+    }
+
+    /// GetTask on the remote task.
+    #[activity(name = "get_remote_task")]
+    pub async fn get_remote_task(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        input: RemoteTaskIn,
+    ) -> Result<RemoteSnapshot, ActivityError> {
+        remote_calls::get(self.agent(&input.agent)?, &input).await
+    }
+
+    /// Holds SubscribeToTask open until the task really changes, or the window ends.
+    #[activity(name = "follow_remote_task")]
+    pub async fn follow_remote_task(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        input: FollowIn,
+    ) -> Result<FollowOut, ActivityError> {
+        let agent = self.agent(&input.task.agent)?;
+        follow::follow(&ctx, agent, &input, self.follow_window).await
+    }
+
+    /// Chooses the watch for a parked task and, for push, registers the webhook.
+    #[activity(name = "register_remote_push")]
+    pub async fn register_remote_push(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        input: RemoteTaskIn,
+    ) -> Result<RemoteWatch, ActivityError> {
+        let agent = self.agent(&input.agent)?;
+        Ok(watch::register(agent, self.push_base.as_ref(), &input).await)
+    }
+
+    /// Deletes the stand-in's push config; the workflow treats a failure as logged, not fatal.
+    #[activity(name = "delete_remote_push")]
+    pub async fn delete_remote_push(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        input: DeletePushIn,
+    ) -> Result<(), ActivityError> {
+        remote_calls::delete_push(self.agent(&input.task.agent)?, &input).await
+    }
+
+    /// CancelTask on the remote task, as the delegating participant.
+    #[activity(name = "cancel_remote_task")]
+    pub async fn cancel_remote_task(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        input: RemoteTaskIn,
+    ) -> Result<RemoteSnapshot, ActivityError> {
+        remote_calls::cancel(self.agent(&input.agent)?, &input).await
+    }
+
+    /// One model turn behind the worker's static prefix.
+    #[activity(name = "invoke_model")]
+    pub async fn invoke_model(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        input: InvokeModelIn,
+    ) -> Result<InvokeModelOut, ActivityError> {
+        model_turn::invoke(
+            self.model.as_ref(),
+            &self.default_model,
+            &self.prefix,
+            &self.registry,
+            input,
+        )
+        .await
+    }
+}
+
+/// A failure the workflow must not retry, with a stable type name it can read.
+pub(crate) fn non_retryable(type_name: &str, message: String) -> ActivityError {
+    ActivityError::application(
+        temporalio_sdk::ApplicationFailure::builder(anyhow::anyhow!(message))
+            .type_name(type_name.to_string())
+            .non_retryable(true)
+            .build(),
+    )
+}

@@ -1,0 +1,114 @@
+//! `invoke_model`: one model turn. The worker's static prefix (system prompt, participants,
+//! roster) goes in front here, so it is byte-identical on every turn of every task of one
+//! worker and never enters workflow history.
+
+use baton_a2a::Registry;
+use baton_core::context::render_note;
+use baton_core::push_token::hex;
+use baton_core::spawn_subtask::{SPAWN_SUBTASK, spawn_subtask_schema};
+use baton_model::{ChatMessage, ModelProvider, ModelRequest, ToolCall, ToolSpec};
+use baton_proto::{HistoryItem, InvokeModelIn, InvokeModelOut, Source, ToolCallRecord};
+use sha2::{Digest, Sha256};
+use temporalio_sdk::activities::ActivityError;
+
+use crate::non_retryable;
+
+const SPAWN_SUBTASK_DESCRIPTION: &str = "Delegate one step of this task to an agent listed under \
+    `agents`, or to this agent itself in a clean context (agent null). The sub-task sees only \
+    what you give it here. Its result arrives later as a note.";
+
+/// The static prefix of one worker, with its digest.
+#[derive(Debug, Clone)]
+pub struct StaticPrefix {
+    text: String,
+    sha256: String,
+}
+
+impl StaticPrefix {
+    pub fn new(text: String) -> Self {
+        let sha256 = hex(&Sha256::digest(text.as_bytes()));
+        StaticPrefix { text, sha256 }
+    }
+
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+}
+
+pub async fn invoke(
+    model: &dyn ModelProvider,
+    default_model: &str,
+    prefix: &StaticPrefix,
+    registry: &Registry,
+    input: InvokeModelIn,
+) -> Result<InvokeModelOut, ActivityError> {
+    let request = ModelRequest {
+        model: input.model.unwrap_or_else(|| default_model.to_string()),
+        system: prefix.text.clone(),
+        messages: messages(&input.task_section, &input.history),
+        tools: vec![ToolSpec {
+            name: SPAWN_SUBTASK.to_string(),
+            description: SPAWN_SUBTASK_DESCRIPTION.to_string(),
+            parameters: spawn_subtask_schema(),
+        }],
+        reasoning_effort: input.reasoning_effort,
+        max_output_tokens: None,
+    };
+    let response = model.complete(&request).await.map_err(|error| {
+        if error.retryable {
+            ActivityError::from(anyhow::anyhow!(error.message))
+        } else {
+            non_retryable("provider.failed", error.message)
+        }
+    })?;
+    tracing::debug!(task = %input.task_id, tokens_in = response.usage.input_tokens, tokens_out = response.usage.output_tokens, "model turn");
+    Ok(InvokeModelOut {
+        text: response.text,
+        tool_calls: response
+            .tool_calls
+            .into_iter()
+            .map(|call| ToolCallRecord {
+                id: call.id,
+                name: call.name,
+                arguments: call.arguments,
+            })
+            .collect(),
+        input_tokens: response.usage.input_tokens,
+        output_tokens: response.usage.output_tokens,
+        prefix_sha256: prefix.sha256.clone(),
+        agents: registry.ids().into_iter().collect(),
+    })
+}
+
+/// The task section first, then the history; anything an agent wrote is framed as untrusted.
+fn messages(task_section: &str, history: &[HistoryItem]) -> Vec<ChatMessage> {
+    std::iter::once(ChatMessage::User {
+        content: task_section.to_string(),
+    })
+    .chain(history.iter().map(|item| {
+        match item {
+            HistoryItem::User { text, source } => ChatMessage::User {
+                content: match source {
+                    Source::Participant => text.clone(),
+                    Source::Agent => render_note(text),
+                },
+            },
+            HistoryItem::Assistant { text, tool_calls } => ChatMessage::Assistant {
+                content: text.clone(),
+                tool_calls: tool_calls
+                    .iter()
+                    .map(|call| ToolCall {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                    })
+                    .collect(),
+            },
+            HistoryItem::ToolResult { call_id, content } => ChatMessage::Tool {
+                tool_call_id: call_id.clone(),
+                content: content.clone(),
+            },
+        }
+    }))
+    .collect()
+}

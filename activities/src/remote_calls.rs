@@ -1,0 +1,54 @@
+//! The stand-in's one-shot calls on its remote task: GetTask, CancelTask and the push-config
+//! delete, each as the delegating participant (the registry's clients assert it).
+
+use baton_a2a::snapshot::of_task;
+use baton_a2a::{AgentError, RemoteAgent};
+use baton_proto::{DeletePushIn, RemoteSnapshot, RemoteTaskIn};
+use temporalio_sdk::activities::ActivityError;
+
+use crate::non_retryable;
+
+/// A2A's TaskNotFoundError: the agent no longer knows the task.
+const TASK_NOT_FOUND: i32 = -32001;
+
+pub async fn get(
+    agent: &RemoteAgent,
+    input: &RemoteTaskIn,
+) -> Result<RemoteSnapshot, ActivityError> {
+    agent
+        .get_task(&input.remote_task_id)
+        .await
+        .map(|task| of_task(&task))
+        .map_err(classify)
+}
+
+pub async fn cancel(
+    agent: &RemoteAgent,
+    input: &RemoteTaskIn,
+) -> Result<RemoteSnapshot, ActivityError> {
+    agent
+        .cancel_task(&input.remote_task_id)
+        .await
+        .map(|task| of_task(&task))
+        .map_err(classify)
+}
+
+pub async fn delete_push(agent: &RemoteAgent, input: &DeletePushIn) -> Result<(), ActivityError> {
+    agent
+        .delete_push_config(&input.task.remote_task_id, &input.config_id)
+        .await
+        .map_err(|error| {
+            tracing::warn!(stand_in = %input.task.stand_in_id, "deleting the push config failed: {error}");
+            classify(error)
+        })
+}
+
+/// A task the agent no longer knows is final for the workflow; anything else may pass.
+pub fn classify(error: AgentError) -> ActivityError {
+    match &error {
+        AgentError::Call { source, .. } if source.code == TASK_NOT_FOUND => {
+            non_retryable("remote.task_not_found", error.to_string())
+        }
+        _ => ActivityError::from(anyhow::anyhow!(error.to_string())),
+    }
+}

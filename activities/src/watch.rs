@@ -1,0 +1,52 @@
+//! `register_remote_push`: choose the watch for a parked task. Push needs the card to offer it
+//! and a public URL for the receiver; a failed registration falls back to follow. The token
+//! stays in this activity: only its digest goes back into workflow history.
+
+use baton_a2a::push::{new_token, push_url};
+use baton_a2a::{RemoteAgent, WatchMode};
+use baton_core::push_token::token_digest;
+use baton_proto::{RemoteTaskIn, RemoteWatch, WatchKind};
+use url::Url;
+
+pub async fn register(
+    agent: &RemoteAgent,
+    push_base: Option<&Url>,
+    input: &RemoteTaskIn,
+) -> RemoteWatch {
+    let follow = || RemoteWatch {
+        kind: WatchKind::Follow,
+        config_id: None,
+        token_digest: None,
+    };
+    match (agent.watch_mode(push_base.is_some()), push_base) {
+        (WatchMode::Off, _) => RemoteWatch {
+            kind: WatchKind::Off,
+            config_id: None,
+            token_digest: None,
+        },
+        (WatchMode::Push, Some(base)) => {
+            let token = new_token();
+            let url = push_url(base, &input.stand_in_id);
+            match agent
+                .create_push_config(&input.remote_task_id, url.as_str(), &token)
+                .await
+            {
+                Ok(config) => RemoteWatch {
+                    kind: WatchKind::Push,
+                    // An agent that names no config id keys it by the task id (a2a-sdk does).
+                    config_id: Some(config.id.unwrap_or_else(|| input.remote_task_id.clone())),
+                    token_digest: Some(token_digest(&token)),
+                },
+                Err(error) => {
+                    tracing::warn!(
+                        stand_in = %input.stand_in_id,
+                        agent = %input.agent,
+                        "push registration failed, following instead: {error}"
+                    );
+                    follow()
+                }
+            }
+        }
+        _ => follow(),
+    }
+}

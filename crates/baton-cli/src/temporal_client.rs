@@ -1,0 +1,56 @@
+//! The Temporal connection of a config: the embedded dev server it starts, or the remote
+//! cluster it names. Holding the value keeps an embedded server alive; `stop` ends it.
+
+use anyhow::Context;
+use baton_config::{Settings, TemporalMode};
+use temporalio_client::{Client, ClientOptions, Connection};
+
+use crate::temporal::{EmbeddedServer, connect};
+
+pub struct TemporalSession {
+    pub client: Client,
+    pub address: String,
+    pub ui_url: Option<String>,
+    embedded: Option<EmbeddedServer>,
+}
+
+impl TemporalSession {
+    pub async fn open(settings: &Settings) -> anyhow::Result<TemporalSession> {
+        let temporal = &settings.temporal;
+        let (connection, address, embedded): (Connection, String, Option<EmbeddedServer>) =
+            match temporal.mode {
+                TemporalMode::Embedded => {
+                    let (server, connection) = EmbeddedServer::start(temporal)
+                        .await
+                        .context("starting the embedded Temporal server")?;
+                    (connection, server.address().to_string(), Some(server))
+                }
+                TemporalMode::Remote => {
+                    let address = temporal
+                        .address
+                        .clone()
+                        .context("temporal.address is required in remote mode")?;
+                    let connection = connect(temporal, &address).await?;
+                    (connection, address, None)
+                }
+            };
+        let client = Client::new(
+            connection,
+            ClientOptions::new(temporal.namespace.clone()).build(),
+        )
+        .context("creating the Temporal client")?;
+        Ok(TemporalSession {
+            client,
+            address,
+            ui_url: embedded.as_ref().map(|s| s.ui_url().to_string()),
+            embedded,
+        })
+    }
+
+    /// Stops the embedded server, if this session started one.
+    pub async fn stop(self) {
+        if let Some(server) = self.embedded {
+            server.stop().await;
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! The durable delegation engine end to end: a real Temporal dev server, `baton worker` as a
+//! real process, a real Python a2a-sdk agent, and our fake OpenAI-compatible model server.
+
+use std::path::Path;
+use std::time::Duration;
+
+use baton_proto::TaskState;
+use baton_tests::PythonPeer;
+use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
+use baton_tests::fake_model::{FakeModel, call, reply};
+use serde_json::{Value, json};
+
+fn baton() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_baton"))
+}
+
+fn system_message(request: &Value) -> &str {
+    request["messages"][0]["content"].as_str().unwrap()
+}
+
+fn all_text(request: &Value) -> String {
+    request["messages"].to_string()
+}
+
+#[tokio::test]
+async fn a_delegation_runs_to_completion_and_the_parent_reads_the_result() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&[
+        "--name",
+        "Ledger",
+        "--behaviour",
+        "work",
+        "--work-seconds",
+        "1",
+    ])
+    .await;
+    let model = FakeModel::start(vec![
+        call(
+            "spawn_subtask",
+            json!({"name": "balance", "goal": "Is the ledger balanced?", "acceptance_criteria": ["say yes or no"], "agent": "ledger"}),
+        ),
+        reply("Waiting on the ledger."),
+        reply("All done: the ledger is balanced."),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent("ledger", &peer.url(), "");
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-happy",
+            task_input("books", "Check the books."),
+        )
+        .await;
+    let view = temporal
+        .wait_for_task("t-happy", Duration::from_secs(60), |v| {
+            v.state.is_terminal()
+        })
+        .await;
+
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    assert_eq!(
+        view.last_answer.as_deref(),
+        Some("All done: the ledger is balanced.")
+    );
+    assert_eq!(view.sub_tasks.len(), 1);
+    let row = &view.sub_tasks[0];
+    assert_eq!(row.workflow_id, "t-happy.1");
+    assert_eq!(row.agent, "ledger");
+    assert_eq!(row.state, TaskState::Completed);
+    assert!(row.resolved);
+    let remote_id = row.remote_task_id.clone().unwrap();
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3, "three model turns");
+    // The static prefix is byte-identical on every turn and carries the roster, never a URL.
+    let prefix = system_message(&requests[0]);
+    assert!(requests.iter().all(|r| system_message(r) == prefix));
+    assert!(
+        prefix.contains("<agents>") && prefix.contains("- id: ledger"),
+        "{prefix}"
+    );
+    assert!(
+        !prefix.contains(&peer.url()),
+        "the roster never shows a URL"
+    );
+    // The result reached the model as an untrusted agent note on the last turn only.
+    let note = format!(
+        "Sub-task balance (task {remote_id} on ledger) is COMPLETED: done: Is the ledger balanced?"
+    );
+    assert!(
+        all_text(&requests[2]).contains(&note),
+        "{}",
+        all_text(&requests[2])
+    );
+    assert!(all_text(&requests[2]).contains("untrusted source=\\\"agent\\\""));
+    assert!(!all_text(&requests[1]).contains("is COMPLETED"));
+
+    let stats = peer
+        .wait_for("every stream closed", |s| {
+            s["streams_opened"] == s["streams_closed"]
+        })
+        .await;
+    assert_eq!(stats["tasks_created"], 1);
+    let participants = stats["participants"].as_array().unwrap();
+    assert!(
+        !participants.is_empty() && participants.iter().all(|p| p == "front-desk"),
+        "{stats}"
+    );
+}

@@ -1,0 +1,62 @@
+//! Timeouts, heartbeats and retries of every activity, in one place (docs/engine.md explains
+//! each choice).
+
+use std::time::Duration;
+
+use baton_activities::FOLLOW_WINDOW;
+use temporalio_common::RetryPolicy;
+use temporalio_workflow::{ActivityOptions, WorkflowCancellationToken};
+
+/// A model call: retried with backoff on 429, 5xx and timeouts; the activity marks anything
+/// else non-retryable, so it fails the turn at once with the provider's message.
+pub fn invoke_model() -> ActivityOptions {
+    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(180))
+        .retry_policy(
+            RetryPolicy::builder()
+                .initial_interval(Duration::from_secs(1))
+                .backoff_coefficient(2.0)
+                .maximum_interval(Duration::from_secs(30))
+                .maximum_attempts(5)
+                .build(),
+        )
+        .build()
+}
+
+/// Creating a remote task is not idempotent: one attempt. It heartbeats while it reads the
+/// stream, so a dead worker is noticed in seconds.
+pub fn start_agent_task() -> ActivityOptions {
+    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(120))
+        .heartbeat_timeout(Duration::from_secs(15))
+        .retry_policy(once())
+        .build()
+}
+
+/// GetTask and the watch registration: one attempt; the stand-in's own rechecks and its
+/// fallback to follow are the retries.
+pub fn short_call() -> ActivityOptions {
+    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(30))
+        .retry_policy(once())
+        .build()
+}
+
+/// Cleanup calls (CancelTask, deleting a push config): two attempts, on a token of their own so
+/// they still run while the stand-in is being cancelled.
+pub fn cleanup_call(token: &WorkflowCancellationToken) -> ActivityOptions {
+    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(30))
+        .retry_policy(RetryPolicy::builder().maximum_attempts(2).build())
+        .cancellation_token(token.clone())
+        .build()
+}
+
+/// A follow holds a stream for up to FOLLOW_WINDOW and heartbeats every few seconds; a dead
+/// worker is noticed by the heartbeat timeout and the stand-in follows again.
+pub fn follow_remote_task() -> ActivityOptions {
+    ActivityOptions::with_start_to_close_timeout(FOLLOW_WINDOW + Duration::from_secs(60))
+        .heartbeat_timeout(Duration::from_secs(15))
+        .retry_policy(once())
+        .build()
+}
+
+fn once() -> RetryPolicy {
+    RetryPolicy::builder().maximum_attempts(1).build()
+}

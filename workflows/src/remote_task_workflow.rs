@@ -1,0 +1,440 @@
+//! `RemoteTaskWorkflow`, the stand-in: one per delegation, workflow id `<parent id>.<n>`.
+//!
+//! It watches the remote A2A task by the agent's `updates` setting and tells the parent of each
+//! change with `child_done`:
+//! - push: a verified push only wakes it; it fetches the task with GetTask and applies that,
+//!   never the push body, and fetches again after 1, 2 and 4 s while the fetch disagrees with
+//!   the state the push claimed;
+//! - follow: a heartbeating activity holds SubscribeToTask open;
+//! - off: nothing between turns, except that a task still SUBMITTED or WORKING is followed.
+//!
+//! Cancelled by its parent, it cancels the remote task with CancelTask, tells the parent, and
+//! ends CANCELED. On every end it deletes its push config, so later pushes are refused.
+
+use std::time::Duration;
+
+use baton_activities::BatonActivities;
+use baton_core::push_token::digests_match;
+use baton_core::sub_tasks::{cap_result, map_remote_state};
+use baton_proto::{
+    ChildDone, DeletePushIn, FollowIn, PushIn, RemoteCarry, RemoteSnapshot, RemoteStart,
+    RemoteTaskIn, RemoteView, RemoteWatch, TaskState, WatchKind,
+};
+use temporalio_macros::{workflow, workflow_methods};
+use temporalio_sdk::{
+    ContinueAsNewOptions, SyncWorkflowContext, WorkflowContext, WorkflowContextView,
+    WorkflowResult, WorkflowTermination,
+};
+use temporalio_workflow::{SignalWorkflowOptions, WorkflowCancellationToken, select};
+
+use crate::TaskWorkflow;
+use crate::policies;
+
+/// Fetches after a push whose claim the agent's GetTask does not yet agree with.
+const PUSH_RECHECKS: [Duration; 3] = [
+    Duration::from_secs(1),
+    Duration::from_secs(2),
+    Duration::from_secs(4),
+];
+/// A push-watched task is also fetched this often, so a push lost while no receiver was up
+/// (a restart, a network split) cannot park the stand-in for ever.
+const PUSH_SAFETY_FETCH: Duration = Duration::from_secs(600);
+/// The pause before following again after a follow failed.
+const FOLLOW_RETRY: Duration = Duration::from_secs(5);
+
+#[workflow]
+pub struct RemoteTaskWorkflow {
+    start: RemoteStart,
+    /// The remote task as last reported, before mapping.
+    last: RemoteSnapshot,
+    watch: Option<RemoteWatch>,
+    told: Option<RemoteSnapshot>,
+    push_pending: bool,
+    claimed: Option<TaskState>,
+    closed: bool,
+}
+
+#[workflow_methods]
+impl RemoteTaskWorkflow {
+    #[init]
+    pub fn new(_ctx: &WorkflowContextView, mut start: RemoteStart) -> Self {
+        let carry = start.carry.take();
+        let last = start.last.clone();
+        let mut workflow = RemoteTaskWorkflow {
+            start,
+            last,
+            watch: None,
+            told: None,
+            push_pending: false,
+            claimed: None,
+            closed: false,
+        };
+        if let Some(carry) = carry {
+            workflow.watch = Some(carry.watch);
+            workflow.told = carry.told;
+            workflow.push_pending = carry.push_pending;
+            workflow.claimed = carry.claimed;
+        }
+        workflow
+    }
+
+    #[run(name = "RemoteTaskWorkflow")]
+    pub async fn run(ctx: &mut WorkflowContext<Self>) -> WorkflowResult<RemoteView> {
+        if ctx.state(|s| s.told.is_none()) {
+            // The parent recorded the first answer itself; it is what the parent has heard.
+            ctx.state_mut(|s| s.told = Some(map_remote_state(s.last.clone(), s.start.delegated)));
+        }
+        if ctx.state(|s| s.watch.is_none() && !s.is_done()) {
+            let watch = register_watch(ctx).await;
+            let is_push = watch.kind == WatchKind::Push;
+            ctx.state_mut(|s| s.watch = Some(watch));
+            if is_push {
+                // A change between the create and the registration would never be pushed.
+                fetch_and_apply(ctx).await;
+            }
+        }
+        loop {
+            if ctx.state(RemoteTaskWorkflow::is_done) {
+                return end(ctx, None).await;
+            }
+            if ctx.cancellation_token().is_cancelled() {
+                return cancel_remote(ctx).await;
+            }
+            if ctx.history_length() >= ctx.state(|s| s.start.history_event_bound)
+                || ctx.continue_as_new_suggested()
+            {
+                let next = ctx.state(RemoteTaskWorkflow::carry);
+                match ctx.continue_as_new(next, ContinueAsNewOptions::default())? {}
+            }
+            match ctx.state(RemoteTaskWorkflow::effective_watch) {
+                WatchKind::Push => wait_for_push(ctx).await,
+                WatchKind::Follow => follow_once(ctx).await,
+                WatchKind::Off => {
+                    ctx.cancelled().await;
+                }
+            }
+        }
+    }
+
+    /// A verified push from the agent: only wakes the stand-in, which then fetches the task.
+    #[update]
+    pub fn remote_push(&mut self, _ctx: &mut SyncWorkflowContext<Self>, push: PushIn) {
+        self.push_pending = true;
+        self.claimed = push.claimed_state;
+    }
+
+    /// Refuses, before anything is written to history, a push for a stand-in that has ended, is
+    /// not push-watched, names another remote task, or carries the wrong token.
+    #[update_validator(remote_push)]
+    fn validate_remote_push(
+        &self,
+        _ctx: &WorkflowContextView,
+        push: &PushIn,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let expected = match &self.watch {
+            Some(RemoteWatch {
+                kind: WatchKind::Push,
+                token_digest: Some(digest),
+                ..
+            }) if !self.closed => digest,
+            _ => return Err("push not accepted".into()),
+        };
+        let token_ok = digests_match(expected, &push.token_digest);
+        if !token_ok || push.remote_task_id != self.last.remote_task_id {
+            return Err("push not accepted".into());
+        }
+        Ok(())
+    }
+
+    #[query]
+    pub fn task(&self, _ctx: &WorkflowContextView) -> RemoteView {
+        RemoteView {
+            agent: self.start.agent.clone(),
+            last: self.last.clone(),
+            watch: self.watch.clone(),
+            closed: self.closed,
+        }
+    }
+}
+
+impl RemoteTaskWorkflow {
+    fn mapped(&self) -> RemoteSnapshot {
+        map_remote_state(self.last.clone(), self.start.delegated)
+    }
+
+    fn is_done(&self) -> bool {
+        self.mapped().state.is_terminal()
+    }
+
+    /// An `off` watch still follows a task that is SUBMITTED or WORKING: only a parked task is
+    /// left alone between turns.
+    fn effective_watch(&self) -> WatchKind {
+        match self.watch.as_ref().map(|w| w.kind) {
+            Some(WatchKind::Off) | None
+                if matches!(self.last.state, TaskState::Submitted | TaskState::Working) =>
+            {
+                WatchKind::Follow
+            }
+            Some(kind) => kind,
+            None => WatchKind::Off,
+        }
+    }
+
+    fn task_in(&self, stand_in_id: &str) -> RemoteTaskIn {
+        RemoteTaskIn {
+            stand_in_id: stand_in_id.to_string(),
+            agent: self.start.agent.clone(),
+            remote_task_id: self.last.remote_task_id.clone(),
+        }
+    }
+
+    fn carry(&self) -> RemoteStart {
+        RemoteStart {
+            last: self.last.clone(),
+            carry: Some(RemoteCarry {
+                watch: self.watch.clone().unwrap_or(RemoteWatch {
+                    kind: WatchKind::Off,
+                    config_id: None,
+                    token_digest: None,
+                }),
+                told: self.told.clone(),
+                push_pending: self.push_pending,
+                claimed: self.claimed,
+            }),
+            ..self.start.clone()
+        }
+    }
+}
+
+async fn register_watch(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) -> RemoteWatch {
+    let input = ctx.state(|s| s.task_in(ctx.workflow_id()));
+    ctx.execute_activity(
+        BatonActivities::register_remote_push,
+        input,
+        policies::short_call(),
+    )
+    .await
+    .unwrap_or(RemoteWatch {
+        kind: WatchKind::Follow,
+        config_id: None,
+        token_digest: None,
+    })
+}
+
+/// Waits for a verified push (or the slow safety fetch), then fetches, and rechecks while the
+/// agent disagrees with the state the push claimed.
+async fn wait_for_push(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
+    {
+        let mut pushed = ctx.wait_condition(|s: &RemoteTaskWorkflow| s.push_pending);
+        let mut safety = ctx.timer(PUSH_SAFETY_FETCH);
+        select! {
+            _ = pushed => {},
+            _ = safety => {},
+        };
+    }
+    if ctx.cancellation_token().is_cancelled() {
+        return;
+    }
+    let claimed = ctx.state_mut(|s| {
+        s.push_pending = false;
+        s.claimed.take()
+    });
+    let fetched = fetch_and_apply(ctx).await;
+    let Some(claimed) = claimed else { return };
+    if fetched == Some(claimed) {
+        return;
+    }
+    for delay in PUSH_RECHECKS {
+        if ctx.timer(delay).await != temporalio_workflow::TimerResult::Fired
+            || ctx.state(|s| s.push_pending)
+        {
+            return;
+        }
+        if fetch_and_apply(ctx).await == Some(claimed) {
+            return;
+        }
+    }
+}
+
+/// GetTask and apply what the agent says. A failed fetch keeps the last state (fail closed).
+async fn fetch_and_apply(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) -> Option<TaskState> {
+    let input = ctx.state(|s| s.task_in(ctx.workflow_id()));
+    match ctx
+        .execute_activity(
+            BatonActivities::get_remote_task,
+            input,
+            policies::short_call(),
+        )
+        .await
+    {
+        Ok(snapshot) => {
+            let state = snapshot.state;
+            apply(ctx, snapshot).await;
+            Some(state)
+        }
+        Err(_) => None,
+    }
+}
+
+/// One follow. A change is applied; a task the agent no longer knows is reported failed; any
+/// other failure pauses before the next follow, so the loop never spins.
+async fn follow_once(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
+    let input = ctx.state(|s| FollowIn {
+        task: s.task_in(ctx.workflow_id()),
+        known: s.last.clone(),
+    });
+    match ctx
+        .execute_activity(
+            BatonActivities::follow_remote_task,
+            input,
+            policies::follow_remote_task(),
+        )
+        .await
+    {
+        Ok(out) => {
+            if let Some(changed) = out.changed {
+                apply(ctx, changed).await;
+            }
+        }
+        Err(error) if error.as_cancelled().is_some() => {}
+        Err(error) if is_task_gone(&error) => {
+            let gone = ctx.state(|s| RemoteSnapshot {
+                state: TaskState::Failed,
+                text: Some(format!(
+                    "the agent no longer knows task {}",
+                    s.last.remote_task_id
+                )),
+                ..s.last.clone()
+            });
+            apply(ctx, gone).await;
+        }
+        Err(_) => {
+            ctx.timer(FOLLOW_RETRY).await;
+        }
+    }
+}
+
+fn is_task_gone(error: &temporalio_sdk::ActivityExecutionError) -> bool {
+    let failure_type = |f: &temporalio_common::protos::temporal::api::failure::v1::Failure| {
+        match &f.failure_info {
+            Some(temporalio_common::protos::temporal::api::failure::v1::failure::FailureInfo::ApplicationFailureInfo(info)) => info.r#type.clone(),
+            _ => String::new(),
+        }
+    };
+    error
+        .failure()
+        .and_then(|f| f.cause.as_deref())
+        .map(failure_type)
+        .is_some_and(|t| t == "remote.task_not_found")
+}
+
+/// Records what the agent reported and tells the parent when (state, sub_state, text) changed.
+async fn apply(ctx: &mut WorkflowContext<RemoteTaskWorkflow>, snapshot: RemoteSnapshot) {
+    let news = ctx.state_mut(|s| {
+        s.last = snapshot;
+        let mapped = s.mapped();
+        let changed = s.told.as_ref().is_none_or(|told| {
+            (told.state, &told.sub_state, &told.text)
+                != (mapped.state, &mapped.sub_state, &mapped.text)
+        });
+        changed.then(|| {
+            s.told = Some(mapped.clone());
+            mapped
+        })
+    });
+    if let Some(mapped) = news {
+        tell_parent(ctx, &mapped, None).await;
+    }
+}
+
+async fn tell_parent(
+    ctx: &WorkflowContext<RemoteTaskWorkflow>,
+    mapped: &RemoteSnapshot,
+    token: Option<&WorkflowCancellationToken>,
+) {
+    let parent = ctx.state(|s| s.start.parent_workflow_id.clone());
+    let done = ChildDone {
+        workflow_id: ctx.workflow_id().to_string(),
+        remote_task_id: mapped.remote_task_id.clone(),
+        state: mapped.state,
+        sub_state: mapped.sub_state.clone(),
+        summary: cap_result(mapped.text.as_deref().unwrap_or_default()),
+    };
+    let options = SignalWorkflowOptions::builder()
+        .maybe_cancellation_token(token.cloned())
+        .build();
+    // A parent that has already ended has nothing left to learn.
+    ctx.external_workflow(parent, None)
+        .signal(TaskWorkflow::child_done, done, options)
+        .await
+        .ok();
+}
+
+/// Cancelled by the parent: CancelTask as the delegating participant, tell the parent, end.
+async fn cancel_remote(
+    ctx: &mut WorkflowContext<RemoteTaskWorkflow>,
+) -> WorkflowResult<RemoteView> {
+    let cleanup = WorkflowCancellationToken::new();
+    let input = ctx.state(|s| s.task_in(ctx.workflow_id()));
+    let canceled = ctx
+        .execute_activity(
+            BatonActivities::cancel_remote_task,
+            input,
+            policies::cleanup_call(&cleanup),
+        )
+        .await;
+    let mut mapped = ctx.state(RemoteTaskWorkflow::mapped);
+    if let Ok(snapshot) = canceled {
+        mapped = map_remote_state(snapshot, ctx.state(|s| s.start.delegated));
+    }
+    if !mapped.state.is_terminal() {
+        // The agent refused or was unreachable: the parent stops waiting all the same.
+        mapped.state = TaskState::Canceled;
+    }
+    ctx.state_mut(|s| {
+        s.last = mapped.clone();
+        s.told = Some(mapped.clone());
+    });
+    tell_parent(ctx, &mapped, Some(&cleanup)).await;
+    end(ctx, Some(&cleanup)).await?;
+    Err(WorkflowTermination::cancelled())
+}
+
+/// Closes the stand-in (later pushes are refused) and deletes its push config, best effort.
+async fn end(
+    ctx: &mut WorkflowContext<RemoteTaskWorkflow>,
+    token: Option<&WorkflowCancellationToken>,
+) -> WorkflowResult<RemoteView> {
+    ctx.state_mut(|s| s.closed = true);
+    let push_config = ctx.state(|s| match &s.watch {
+        Some(RemoteWatch {
+            kind: WatchKind::Push,
+            config_id: Some(config_id),
+            ..
+        }) => Some(config_id.clone()),
+        _ => None,
+    });
+    if let Some(config_id) = push_config {
+        let input = DeletePushIn {
+            task: ctx.state(|s| s.task_in(ctx.workflow_id())),
+            config_id,
+        };
+        let token = token
+            .cloned()
+            .unwrap_or_else(WorkflowCancellationToken::new);
+        // Best effort: a failure is logged by the activity and stays in its history event.
+        ctx.execute_activity(
+            BatonActivities::delete_remote_push,
+            input,
+            policies::cleanup_call(&token),
+        )
+        .await
+        .ok();
+    }
+    Ok(ctx.state(|s| RemoteView {
+        agent: s.start.agent.clone(),
+        last: s.last.clone(),
+        watch: s.watch.clone(),
+        closed: s.closed,
+    }))
+}

@@ -1,0 +1,534 @@
+//! `TaskWorkflow`: one per task; the workflow id is the task id.
+//!
+//! Each turn: move the sub-task notes into the history, call `invoke_model` (the activity puts
+//! the worker's static prefix in front), run the tool calls, then decide: take another turn,
+//! wait for sub-tasks, or finish. Deterministic work (the task section, validating
+//! `spawn_subtask`, the brief, the rows, the completion rule) happens here, not in activities.
+
+use std::collections::BTreeSet;
+
+use baton_activities::BatonActivities;
+use baton_core::brief::{brief_envelope, brief_text};
+use baton_core::completion::{Completion, decide_completion};
+use baton_core::context::render_task_section;
+use baton_core::spawn_subtask::{
+    SELF_AGENT, SPAWN_SUBTASK, SpawnRequest, ToolError, validate_spawn,
+};
+use baton_core::sub_tasks::{apply_child_done, creation_failed_note, map_remote_state};
+use baton_core::tool_result::{spawned_content, tool_error_content};
+use baton_proto::{
+    ChildDone, EventPage, HistoryItem, InvokeModelIn, InvokeModelOut, RemoteSnapshot, RemoteStart,
+    Source, StartAgentTaskIn, StartAgentTaskOut, SubTaskRow, TaskCarry, TaskEvent, TaskInput,
+    TaskRef, TaskState, TaskView, ToolCallRecord,
+};
+use temporalio_macros::{workflow, workflow_methods};
+use temporalio_sdk::{
+    ActivityExecutionError, ApplicationFailure, ChildWorkflowOptions, ContinueAsNewOptions,
+    ParentClosePolicy, SyncWorkflowContext, WorkflowContext, WorkflowContextView, WorkflowResult,
+    WorkflowTermination,
+};
+use temporalio_workflow::{WaitConditionOptions, WorkflowCancellationToken, select};
+
+use crate::RemoteTaskWorkflow;
+use crate::event_log::EventLog;
+use crate::policies;
+
+/// How long a cancelled parent waits for its stand-ins to confirm before it ends anyway.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
+
+#[workflow]
+pub struct TaskWorkflow {
+    input: TaskInput,
+    state: TaskState,
+    status_message: Option<String>,
+    history: Vec<HistoryItem>,
+    sub_tasks: Vec<SubTaskRow>,
+    /// Notes about sub-tasks the model has not read yet.
+    pending_notes: Vec<String>,
+    log: EventLog,
+    turns: u32,
+    turns_this_run: u32,
+    last_answer: Option<String>,
+    cancel_reason: Option<String>,
+}
+
+#[workflow_methods]
+impl TaskWorkflow {
+    #[init]
+    pub fn new(_ctx: &WorkflowContextView, mut input: TaskInput) -> Self {
+        let carry = input.carry.take();
+        let mut workflow = TaskWorkflow {
+            input,
+            state: TaskState::Submitted,
+            status_message: None,
+            history: Vec::new(),
+            sub_tasks: Vec::new(),
+            pending_notes: Vec::new(),
+            log: EventLog::default(),
+            turns: 0,
+            turns_this_run: 0,
+            last_answer: None,
+            cancel_reason: None,
+        };
+        if let Some(carry) = carry {
+            workflow.state = carry.state;
+            workflow.history = carry.history;
+            workflow.sub_tasks = carry.sub_tasks;
+            workflow.pending_notes = carry.pending_notes;
+            workflow.log = EventLog::restore(carry.events, carry.next_seq);
+            workflow.turns = carry.turns;
+            workflow.last_answer = carry.last_answer;
+            workflow.cancel_reason = carry.cancel_reason;
+        }
+        workflow
+    }
+
+    #[run(name = "TaskWorkflow")]
+    pub async fn run(ctx: &mut WorkflowContext<Self>) -> WorkflowResult<TaskView> {
+        if ctx.state(|s| s.log.since(0, false).next_seq == 0) {
+            set_state(ctx, TaskState::Submitted, None);
+        }
+        loop {
+            if cancel_requested(ctx) {
+                return cancel_everything(ctx).await;
+            }
+            if should_continue_as_new(ctx) {
+                let next = ctx.state(TaskWorkflow::carry);
+                match ctx.continue_as_new(next, ContinueAsNewOptions::default())? {}
+            }
+            if ctx.state(|s| s.turns >= s.input.limits.max_turns) {
+                return finish(ctx, TaskState::Failed, Some("turn limit reached".into()));
+            }
+
+            let Some(turn) = model_turn(ctx).await? else {
+                continue; // cancelled while the model was thinking
+            };
+            let answered_without_tools = turn.tool_calls.is_empty();
+            for call in &turn.tool_calls {
+                let content = run_tool_call(ctx, call, &turn.agents).await;
+                ctx.state_mut(|s| {
+                    s.history.push(HistoryItem::ToolResult {
+                        call_id: call.id.clone(),
+                        content,
+                    })
+                });
+            }
+
+            let decision = ctx.state(|s| {
+                decide_completion(answered_without_tools, &s.sub_tasks, s.pending_notes.len())
+            });
+            match decision {
+                Completion::TakeTurn => {}
+                Completion::WaitForSubTasks => {
+                    ctx.wait_condition(|s: &Self| {
+                        !s.pending_notes.is_empty() || s.cancel_reason.is_some()
+                    })
+                    .await
+                    .ok();
+                }
+                Completion::Complete => {
+                    let answer = ctx.state(|s| s.last_answer.clone());
+                    return finish(ctx, TaskState::Completed, answer);
+                }
+            }
+        }
+    }
+
+    /// A stand-in heard a change on its remote task.
+    #[signal]
+    pub fn child_done(&mut self, ctx: &mut SyncWorkflowContext<Self>, done: ChildDone) {
+        if let Some(note) = apply_child_done(&mut self.sub_tasks, &done) {
+            self.pending_notes.push(note);
+        }
+        if let Some(row) = self
+            .sub_tasks
+            .iter()
+            .find(|r| r.workflow_id == done.workflow_id)
+        {
+            let row = row.clone();
+            self.log
+                .push(ctx.workflow_time(), TaskEvent::SubTask { row });
+        }
+    }
+
+    /// Cancels the task and every open sub-task, as a Temporal cancel does.
+    #[signal]
+    pub fn cancel(&mut self, _ctx: &mut SyncWorkflowContext<Self>, reason: String) {
+        self.cancel_reason.get_or_insert(reason);
+    }
+
+    /// The state, the sub-task rows and the last answer.
+    #[query]
+    pub fn task(&self, ctx: &WorkflowContextView) -> TaskView {
+        self.view(ctx.workflow_id())
+    }
+
+    /// The events with `seq >= cursor`, in order.
+    #[query]
+    pub fn events_since(&self, _ctx: &WorkflowContextView, cursor: u64) -> EventPage {
+        self.log.since(cursor, self.state.is_terminal())
+    }
+}
+
+impl TaskWorkflow {
+    fn view(&self, task_id: &str) -> TaskView {
+        TaskView {
+            task_id: task_id.to_string(),
+            name: self.input.name.clone(),
+            state: self.state,
+            sub_state: None,
+            status_message: self.status_message.clone(),
+            sub_tasks: self.sub_tasks.clone(),
+            last_answer: self.last_answer.clone(),
+            turns: self.turns,
+        }
+    }
+
+    fn carry(&self) -> TaskInput {
+        let (events, next_seq) = self.log.tail();
+        TaskInput {
+            carry: Some(TaskCarry {
+                state: self.state,
+                history: self.history.clone(),
+                sub_tasks: self.sub_tasks.clone(),
+                pending_notes: self.pending_notes.clone(),
+                events,
+                next_seq,
+                turns: self.turns,
+                last_answer: self.last_answer.clone(),
+                cancel_reason: self.cancel_reason.clone(),
+            }),
+            ..self.input.clone()
+        }
+    }
+}
+
+fn cancel_requested(ctx: &WorkflowContext<TaskWorkflow>) -> bool {
+    ctx.cancellation_token().is_cancelled() || ctx.state(|s| s.cancel_reason.is_some())
+}
+
+/// Roll over before history passes its bound, never on a run's first turn.
+fn should_continue_as_new(ctx: &WorkflowContext<TaskWorkflow>) -> bool {
+    let bound = ctx.state(|s| s.input.limits.history_event_bound);
+    ctx.state(|s| s.turns_this_run > 0)
+        && (ctx.history_length() >= bound || ctx.continue_as_new_suggested())
+}
+
+fn set_state(ctx: &WorkflowContext<TaskWorkflow>, state: TaskState, message: Option<String>) {
+    let now = ctx.workflow_time();
+    ctx.state_mut(|s| {
+        s.state = state;
+        s.status_message = message.clone();
+        s.log.push(
+            now,
+            TaskEvent::Status {
+                state,
+                sub_state: None,
+                message,
+            },
+        );
+    });
+}
+
+/// One call to the model. `None` when the task was cancelled meanwhile.
+async fn model_turn(
+    ctx: &mut WorkflowContext<TaskWorkflow>,
+) -> WorkflowResult<Option<InvokeModelOut>> {
+    if ctx.state(|s| s.state) != TaskState::Working {
+        set_state(ctx, TaskState::Working, None);
+    }
+    let request = ctx.state_mut(|s| {
+        for note in s.pending_notes.drain(..) {
+            s.history.push(HistoryItem::User {
+                text: note,
+                source: Source::Agent,
+            });
+        }
+        InvokeModelIn {
+            task_id: String::new(),
+            model: s.input.model.clone(),
+            reasoning_effort: s.input.reasoning_effort.clone(),
+            task_section: render_task_section(&s.input, &s.sub_tasks),
+            history: s.history.clone(),
+        }
+    });
+    let request = InvokeModelIn {
+        task_id: ctx.workflow_id().to_string(),
+        ..request
+    };
+    let outcome = select! {
+        out = ctx.execute_activity(BatonActivities::invoke_model, request, policies::invoke_model()) => Some(out),
+        _ = ctx.wait_condition(|s: &TaskWorkflow| s.cancel_reason.is_some()) => None,
+    };
+    let turn = match outcome {
+        None => return Ok(None),
+        Some(Ok(turn)) => turn,
+        Some(Err(error)) if error.as_cancelled().is_some() => return Ok(None),
+        Some(Err(error)) => {
+            let reason = failure_message(&error);
+            finish(
+                ctx,
+                TaskState::Failed,
+                Some(format!("the model call failed: {reason}")),
+            )?;
+            unreachable!("finish with FAILED always ends the workflow");
+        }
+    };
+    ctx.state_mut(|s| {
+        s.turns += 1;
+        s.turns_this_run += 1;
+        if turn.tool_calls.is_empty() {
+            s.last_answer = turn.text.clone();
+        }
+        s.history.push(HistoryItem::Assistant {
+            text: turn.text.clone(),
+            tool_calls: turn.tool_calls.clone(),
+        });
+    });
+    Ok(Some(turn))
+}
+
+/// Runs one tool call and returns what the model reads as its result.
+async fn run_tool_call(
+    ctx: &mut WorkflowContext<TaskWorkflow>,
+    call: &ToolCallRecord,
+    agents: &[String],
+) -> String {
+    if call.name != SPAWN_SUBTASK {
+        return tool_error_content(&ToolError {
+            code: "tool.not_found".into(),
+            message: format!("no tool {:?}; the only tool is {SPAWN_SUBTASK}", call.name),
+            rejected: Some(call.name.clone()),
+            available: vec![SPAWN_SUBTASK.into()],
+        });
+    }
+    let registered: BTreeSet<String> = agents.iter().cloned().collect();
+    match validate_spawn(&call.arguments, &registered) {
+        Err(error) => tool_error_content(&error),
+        Ok(request) if request.agent == SELF_AGENT => tool_error_content(&ToolError {
+            code: "agent.unavailable".into(),
+            message: "delegating to this agent itself (agent null or \"self\") needs Baton's A2A \
+                      gateway, which this version does not serve yet; delegate to another listed \
+                      agent, or do the step yourself"
+                .into(),
+            rejected: Some(SELF_AGENT.into()),
+            available: registered
+                .into_iter()
+                .filter(|id| id != SELF_AGENT)
+                .collect(),
+        }),
+        Ok(request) => delegate(ctx, request).await,
+    }
+}
+
+/// Creates the remote task, then starts its stand-in. A creation that fails, or a child that
+/// ended in its first answer, is resolved at once: never a stuck row.
+async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest) -> String {
+    let parent_id = ctx.workflow_id().to_string();
+    let (stand_in_id, brief) = ctx.state_mut(|s| {
+        let stand_in_id = format!("{parent_id}.{}", s.sub_tasks.len() + 1);
+        s.sub_tasks.push(SubTaskRow {
+            workflow_id: stand_in_id.clone(),
+            name: request.name.clone(),
+            agent: request.agent.clone(),
+            remote_task_id: None,
+            state: TaskState::Submitted,
+            sub_state: None,
+            summary: None,
+            resolved: false,
+        });
+        let parent_ref = TaskRef {
+            task_id: parent_id.clone(),
+            agent: None,
+        };
+        let brief = StartAgentTaskIn {
+            agent: request.agent.clone(),
+            message_id: format!("{stand_in_id}:brief"),
+            text: brief_text(
+                &request.goal,
+                &request.description,
+                &request.acceptance_criteria,
+            ),
+            envelope: Some(brief_envelope(&request, &s.input, parent_ref)),
+        };
+        (stand_in_id, brief)
+    });
+    let created = ctx
+        .execute_activity(
+            BatonActivities::start_agent_task,
+            brief,
+            policies::start_agent_task(),
+        )
+        .await;
+    let task = match created {
+        Ok(StartAgentTaskOut::Started { task }) => task,
+        Ok(StartAgentTaskOut::Answered { text }) => {
+            let answered = RemoteSnapshot {
+                remote_task_id: "-".into(),
+                state: TaskState::Completed,
+                sub_state: None,
+                text: Some(text),
+            };
+            record_change(ctx, &stand_in_id, &answered);
+            return spawned_content(&request.name, &request.agent, None, TaskState::Completed);
+        }
+        Ok(StartAgentTaskOut::Failed { reason }) => {
+            return creation_failed(ctx, &stand_in_id, &reason);
+        }
+        Err(error) => return creation_failed(ctx, &stand_in_id, &failure_message(&error)),
+    };
+
+    let seen = map_remote_state(task.clone(), true);
+    record_change(ctx, &stand_in_id, &seen);
+    if !seen.state.is_terminal() {
+        let start = RemoteStart {
+            parent_workflow_id: parent_id,
+            agent: request.agent.clone(),
+            name: request.name.clone(),
+            delegated: true,
+            last: task.clone(),
+            history_event_bound: ctx.state(|s| s.input.limits.history_event_bound),
+            carry: None,
+        };
+        let options = ChildWorkflowOptions::builder()
+            .workflow_id(stand_in_id.clone())
+            .parent_close_policy(ParentClosePolicy::Abandon)
+            .static_summary(format!("{} on {}", request.name, request.agent))
+            .build();
+        if let Err(error) = ctx
+            .start_child_workflow(RemoteTaskWorkflow::run, start, options)
+            .await
+        {
+            return creation_failed(
+                ctx,
+                &stand_in_id,
+                &format!("its stand-in did not start: {error}"),
+            );
+        }
+    }
+    spawned_content(
+        &request.name,
+        &request.agent,
+        Some(&task.remote_task_id),
+        seen.state,
+    )
+}
+
+/// Applies what the parent learned of a child, as a `child_done` would.
+fn record_change(ctx: &WorkflowContext<TaskWorkflow>, stand_in_id: &str, seen: &RemoteSnapshot) {
+    let now = ctx.workflow_time();
+    ctx.state_mut(|s| {
+        let done = ChildDone {
+            workflow_id: stand_in_id.to_string(),
+            remote_task_id: seen.remote_task_id.clone(),
+            state: seen.state,
+            sub_state: seen.sub_state.clone(),
+            summary: seen.text.clone().unwrap_or_default(),
+        };
+        if let Some(note) = apply_child_done(&mut s.sub_tasks, &done) {
+            s.pending_notes.push(note);
+        }
+        if let Some(row) = s.sub_tasks.iter().find(|r| r.workflow_id == stand_in_id) {
+            s.log.push(now, TaskEvent::SubTask { row: row.clone() });
+        }
+    });
+}
+
+fn creation_failed(ctx: &WorkflowContext<TaskWorkflow>, stand_in_id: &str, reason: &str) -> String {
+    let now = ctx.workflow_time();
+    ctx.state_mut(|s| {
+        let row = s
+            .sub_tasks
+            .iter_mut()
+            .find(|r| r.workflow_id == stand_in_id)
+            .expect("the row was pushed before the creation");
+        row.state = TaskState::Failed;
+        row.summary = Some(reason.to_string());
+        row.resolved = true;
+        let note = creation_failed_note(row, reason);
+        let row = row.clone();
+        s.log.push(now, TaskEvent::SubTask { row });
+        note
+    })
+}
+
+/// Cancels every open stand-in (each cancels its remote task with CancelTask), waits for them to
+/// confirm, then ends CANCELED.
+async fn cancel_everything(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowResult<TaskView> {
+    let reason = ctx
+        .state(|s| s.cancel_reason.clone())
+        .or_else(|| ctx.cancellation_token().reason())
+        .unwrap_or_else(|| "cancelled".into());
+    let cleanup = WorkflowCancellationToken::new();
+    let open: Vec<String> = ctx.state(|s| {
+        s.sub_tasks
+            .iter()
+            .filter(|r| !r.resolved && r.remote_task_id.is_some())
+            .map(|r| r.workflow_id.clone())
+            .collect()
+    });
+    for stand_in in &open {
+        ctx.external_workflow(stand_in.clone(), None)
+            .cancel(Some(reason.clone()))
+            .await
+            .ok();
+    }
+    let mut all_resolved = ctx.wait_condition_with_options(
+        |s: &TaskWorkflow| {
+            s.sub_tasks
+                .iter()
+                .all(|r| r.resolved || r.remote_task_id.is_none())
+        },
+        WaitConditionOptions::builder()
+            .cancellation_token(cleanup.clone())
+            .build(),
+    );
+    let mut grace = ctx.timer(
+        temporalio_workflow::TimerOptions::builder(CANCEL_GRACE)
+            .cancellation_token(cleanup.clone())
+            .build(),
+    );
+    select! {
+        _ = all_resolved => {},
+        _ = grace => {},
+    };
+    set_state(ctx, TaskState::Canceled, Some(reason));
+    Err(WorkflowTermination::cancelled())
+}
+
+/// Ends the task in `state`. COMPLETED returns the view; FAILED fails the workflow, so the Web UI
+/// shows it failed, with the reason.
+fn finish(
+    ctx: &WorkflowContext<TaskWorkflow>,
+    state: TaskState,
+    message: Option<String>,
+) -> WorkflowResult<TaskView> {
+    let status_message = (state != TaskState::Completed)
+        .then(|| message.clone())
+        .flatten();
+    set_state(ctx, state, status_message);
+    if state == TaskState::Failed {
+        let reason = message.unwrap_or_else(|| "the task failed".into());
+        return Err(ApplicationFailure::builder(anyhow_message(reason))
+            .type_name("task.failed".to_string())
+            .non_retryable(true)
+            .build()
+            .into());
+    }
+    let task_id = ctx.workflow_id().to_string();
+    Ok(ctx.state(|s| s.view(&task_id)))
+}
+
+fn anyhow_message(text: String) -> Box<dyn std::error::Error + Send + Sync> {
+    text.into()
+}
+
+fn failure_message(error: &ActivityExecutionError) -> String {
+    match error.failure() {
+        Some(failure) => match &failure.cause {
+            Some(cause) if !cause.message.is_empty() => cause.message.clone(),
+            _ => failure.message.clone(),
+        },
+        None => error.to_string(),
+    }
+}
