@@ -38,9 +38,21 @@ pub async fn follow(
                 }
                 Ok(Ok(None)) => {}
                 Ok(Err(error)) => {
-                    let error = classify(error);
-                    if is_final(&error) {
-                        return Err(error);
+                    // SubscribeToTask refuses a task that has ended (UnsupportedOperation), and
+                    // a broken stream says nothing of the task: ask for it instead.
+                    match agent.get_task(&input.task.remote_task_id).await {
+                        Ok(task) => {
+                            let now = of_task(&task);
+                            if differs(&now, &input.known) {
+                                return Ok(FollowOut { changed: Some(now) });
+                            }
+                        }
+                        Err(fetch_error) => {
+                            let fetch_error = classify(fetch_error);
+                            if is_final(&fetch_error) {
+                                return Err(fetch_error);
+                            }
+                        }
                     }
                     tracing::warn!(
                         stand_in = %input.task.stand_in_id,

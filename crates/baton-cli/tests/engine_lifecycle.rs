@@ -1,0 +1,312 @@
+//! The engine's lifecycle under stress: cancel, a worker killed mid-delegation, history
+//! roll-over, a peer that dies mid-stream, a peer that replays history, and a graceful stop.
+
+use std::path::Path;
+use std::time::Duration;
+
+use baton_proto::{TaskEvent, TaskState};
+use baton_tests::PythonPeer;
+use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
+use baton_tests::fake_model::{FakeModel, call, reply};
+use baton_workflows::TaskWorkflow;
+use futures::StreamExt;
+use serde_json::json;
+use temporalio_client::{
+    WorkflowCancelOptions, WorkflowExecutionStatus, WorkflowListOptions, WorkflowQueryOptions,
+    WorkflowSignalOptions,
+};
+
+fn baton() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_baton"))
+}
+
+const WITHIN: Duration = Duration::from_secs(90);
+
+fn delegate_then(answers: &[&str]) -> Vec<baton_tests::fake_model::Scripted> {
+    let mut script = vec![call(
+        "spawn_subtask",
+        json!({"name": "balance", "goal": "Is the ledger balanced?", "agent": "ledger"}),
+    )];
+    script.extend(answers.iter().map(|a| reply(a)));
+    script
+}
+
+async fn statuses(temporal: &TestTemporal, workflow_id: &str) -> Vec<WorkflowExecutionStatus> {
+    temporal
+        .client
+        .list_workflows(
+            format!("WorkflowId = '{workflow_id}'"),
+            WorkflowListOptions::default(),
+        )
+        .map(|run| run.unwrap().status())
+        .collect()
+        .await
+}
+
+#[tokio::test]
+async fn cancelling_the_parent_cancels_each_open_child_over_a2a() {
+    for by_signal in [false, true] {
+        let temporal = TestTemporal::start().await;
+        let peer = PythonPeer::start(&["--behaviour", "hang"]).await;
+        let model = FakeModel::start(delegate_then(&["Waiting on the ledger."])).await;
+        let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+            "ledger",
+            &peer.url(),
+            "follow_interval = \"1s\"",
+        );
+        let _worker = WorkerProcess::start(baton(), &config.render()).await;
+        temporal
+            .start_task(&config.task_queue, "t-cancel", task_input("n", "g"))
+            .await;
+        let waiting = temporal
+            .wait_for_task("t-cancel", WITHIN, |v| {
+                v.turns == 2
+                    && v.sub_tasks
+                        .first()
+                        .is_some_and(|r| r.state == TaskState::Working)
+            })
+            .await;
+        let remote_id = waiting.sub_tasks[0].remote_task_id.clone().unwrap();
+
+        let parent = temporal
+            .client
+            .get_workflow_handle::<TaskWorkflow>("t-cancel");
+        if by_signal {
+            parent
+                .signal(
+                    TaskWorkflow::cancel,
+                    "no longer needed".to_string(),
+                    WorkflowSignalOptions::default(),
+                )
+                .await
+                .unwrap();
+        } else {
+            parent
+                .cancel(
+                    WorkflowCancelOptions::builder()
+                        .reason("no longer needed".to_string())
+                        .build(),
+                )
+                .await
+                .unwrap();
+        }
+        let view = temporal
+            .wait_for_task("t-cancel", WITHIN, |v| v.state.is_terminal())
+            .await;
+        assert_eq!(view.state, TaskState::Canceled, "{view:#?}");
+        assert_eq!(view.sub_tasks[0].state, TaskState::Canceled);
+        let stats = peer.stats().await;
+        assert_eq!(
+            stats["cancels"],
+            json!([remote_id]),
+            "CancelTask once, on the child"
+        );
+        assert!(
+            stats["tasks"].to_string().contains("TASK_STATE_CANCELED"),
+            "{stats}"
+        );
+        assert_eq!(
+            statuses(&temporal, "t-cancel").await,
+            [WorkflowExecutionStatus::Canceled]
+        );
+        assert_eq!(
+            statuses(&temporal, "t-cancel.1").await,
+            [WorkflowExecutionStatus::Canceled]
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_worker_killed_mid_delegation_finishes_the_parent_with_one_remote_task() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "work", "--work-seconds", "6"]).await;
+    let model = FakeModel::start(delegate_then(&["Waiting.", "Balanced."])).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "follow_interval = \"1s\"",
+    );
+    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-crash", task_input("n", "g"))
+        .await;
+    temporal
+        .wait_for_task("t-crash", WITHIN, |v| {
+            v.sub_tasks
+                .first()
+                .is_some_and(|r| r.remote_task_id.is_some())
+        })
+        .await;
+
+    worker.kill().await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    worker.restart().await;
+
+    let view = temporal
+        .wait_for_task("t-crash", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    assert_eq!(view.last_answer.as_deref(), Some("Balanced."));
+    assert_eq!(
+        peer.stats().await["tasks_created"],
+        1,
+        "exactly one remote task"
+    );
+}
+
+#[tokio::test]
+async fn the_parent_and_the_stand_in_continue_as_new_and_carry_everything() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "work", "--work-seconds", "3"]).await;
+    let model = FakeModel::start(delegate_then(&["Waiting.", "Balanced."])).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "follow_interval = \"1s\"",
+    );
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let input = serde_json::from_value(json!({
+        "name": "n", "goal": "g", "limits": {"history_event_bound": 12}
+    }))
+    .unwrap();
+    temporal
+        .start_task(&config.task_queue, "t-roll", input)
+        .await;
+    let view = temporal
+        .wait_for_task("t-roll", WITHIN, |v| v.state.is_terminal())
+        .await;
+
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    assert_eq!(view.last_answer.as_deref(), Some("Balanced."));
+    assert_eq!(view.turns, 3);
+    assert_eq!(view.sub_tasks[0].state, TaskState::Completed);
+    let runs = statuses(&temporal, "t-roll").await;
+    assert!(runs.len() >= 2, "the parent rolled over: {runs:?}");
+    assert!(runs.contains(&WorkflowExecutionStatus::ContinuedAsNew));
+    // The event log is carried: sequence numbers keep counting from the first run.
+    let page = temporal
+        .client
+        .get_workflow_handle::<TaskWorkflow>("t-roll")
+        .query(
+            TaskWorkflow::events_since,
+            0,
+            WorkflowQueryOptions::default(),
+        )
+        .await
+        .unwrap();
+    let seqs: Vec<u64> = page.events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (0..page.next_seq).collect::<Vec<_>>());
+    assert!(page.closed);
+    let note_turn = model.requests().last().unwrap()["messages"].to_string();
+    assert!(
+        note_turn.contains("is COMPLETED: done: Is the ledger balanced?"),
+        "{note_turn}"
+    );
+}
+
+#[tokio::test]
+async fn a_peer_that_dies_mid_stream_and_forgets_the_task_resolves_the_row() {
+    let temporal = TestTemporal::start().await;
+    let mut peer = PythonPeer::start(&["--behaviour", "die"]).await;
+    let model = FakeModel::start(delegate_then(&["Waiting.", "The ledger lost it."])).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "follow_interval = \"1s\"",
+    );
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-die", task_input("n", "g"))
+        .await;
+    peer.exited().await;
+    // Back up with an empty task store: the task it was working on is gone.
+    peer.restart().await;
+    let view = temporal
+        .wait_for_task("t-die", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    let row = &view.sub_tasks[0];
+    assert_eq!(row.state, TaskState::Failed);
+    assert!(
+        row.summary
+            .as_deref()
+            .unwrap()
+            .contains("no longer knows task"),
+        "{row:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_replayed_working_is_not_read_as_a_change() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "park", "--replay-history"]).await;
+    let model = FakeModel::start(delegate_then(&[
+        "Waiting.",
+        "It asks which account.",
+        "Done.",
+    ]))
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "updates = \"follow\", follow_interval = \"1s\"",
+    );
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-replay", task_input("n", "g"))
+        .await;
+    temporal
+        .wait_for_task("t-replay", WITHIN, |v| {
+            v.sub_tasks
+                .first()
+                .is_some_and(|r| r.state == TaskState::InputRequired)
+        })
+        .await;
+    // Let the follow subscribe and read the replay a few times over.
+    peer.wait_for("a subscription after the park", |s| {
+        s["streams_opened"].as_u64() >= Some(2)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    let page = temporal
+        .client
+        .get_workflow_handle::<TaskWorkflow>("t-replay")
+        .query(
+            TaskWorkflow::events_since,
+            0,
+            WorkflowQueryOptions::default(),
+        )
+        .await
+        .unwrap();
+    let row_states: Vec<TaskState> = page
+        .events
+        .iter()
+        .filter_map(|e| match &e.event {
+            TaskEvent::SubTask { row } => Some(row.state),
+            _ => None,
+        })
+        .collect();
+    let parked_at = row_states
+        .iter()
+        .position(|s| *s == TaskState::InputRequired)
+        .unwrap();
+    assert!(
+        row_states[parked_at..]
+            .iter()
+            .all(|s| *s == TaskState::InputRequired),
+        "the row flipped back after the park: {row_states:?}"
+    );
+}
+
+#[tokio::test]
+async fn sigterm_stops_the_worker_gracefully() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![]).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url());
+    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+    assert!(
+        worker.terminate(Duration::from_secs(20)).await,
+        "exit 0 after SIGTERM"
+    );
+}

@@ -1,0 +1,295 @@
+//! How each outcome of a delegation reaches the parent: refused calls, failed creations, failed
+//! and parked children, long answers, model errors and the turn limit. Real Temporal, a real
+//! `baton worker`, real a2a-sdk agents, and the fake model.
+
+use std::path::Path;
+use std::time::Duration;
+
+use baton_proto::TaskState;
+use baton_tests::PythonPeer;
+use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
+use baton_tests::fake_model::{FakeModel, Scripted, call, reply};
+use serde_json::{Value, json};
+
+fn baton() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_baton"))
+}
+
+fn text(request: &Value) -> String {
+    request["messages"].to_string()
+}
+
+const WITHIN: Duration = Duration::from_secs(60);
+
+#[tokio::test]
+async fn an_unknown_or_self_agent_is_refused_at_the_call_and_nothing_is_created() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--name", "Ledger"]).await;
+    let model = FakeModel::start(vec![
+        call(
+            "spawn_subtask",
+            json!({"name": "x", "goal": "g", "agent": "https://evil.example"}),
+        ),
+        call(
+            "spawn_subtask",
+            json!({"name": "y", "goal": "g", "agent": null}),
+        ),
+        reply("I will do it myself."),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent("ledger", &peer.url(), "");
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-unknown", task_input("n", "g"))
+        .await;
+    let view = temporal
+        .wait_for_task("t-unknown", WITHIN, |v| v.state.is_terminal())
+        .await;
+
+    assert_eq!(view.state, TaskState::Completed);
+    assert!(
+        view.sub_tasks.is_empty(),
+        "no row for a refused call: {view:#?}"
+    );
+    let requests = model.requests();
+    let second = text(&requests[1]);
+    assert!(second.contains("agent.unknown"), "{second}");
+    assert!(
+        second.contains("no agent 'https://evil.example'; available: ledger, self"),
+        "{second}"
+    );
+    let third = text(&requests[2]);
+    assert!(third.contains("agent.unavailable"), "{third}");
+    assert_eq!(
+        peer.stats().await["tasks_created"],
+        0,
+        "no URL was contacted"
+    );
+}
+
+#[tokio::test]
+async fn a_creation_that_fails_is_resolved_at_once_and_never_left_stuck() {
+    let temporal = TestTemporal::start().await;
+    let mut peer = PythonPeer::start(&["--name", "Ledger"]).await;
+    let model = FakeModel::start(vec![
+        call(
+            "spawn_subtask",
+            json!({"name": "balance", "goal": "g", "agent": "ledger"}),
+        ),
+        reply("The ledger is down."),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent("ledger", &peer.url(), "");
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    peer.kill(); // registered at startup, gone when the delegation comes
+    temporal
+        .start_task(&config.task_queue, "t-nocreate", task_input("n", "g"))
+        .await;
+    let view = temporal
+        .wait_for_task("t-nocreate", WITHIN, |v| v.state.is_terminal())
+        .await;
+
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    let row = &view.sub_tasks[0];
+    assert_eq!((row.state, row.resolved), (TaskState::Failed, true));
+    assert!(row.remote_task_id.is_none());
+    let second = text(&model.requests()[1]);
+    assert!(
+        second.contains("Sub-task balance on ledger could not be created"),
+        "{second}"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_child_is_noted_with_its_reason() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "fail"]).await;
+    let model = FakeModel::start(vec![
+        call(
+            "spawn_subtask",
+            json!({"name": "balance", "goal": "g", "agent": "ledger"}),
+        ),
+        reply("Noted."),
+        reply("It failed."),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent("ledger", &peer.url(), "");
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-fail", task_input("n", "g"))
+        .await;
+    let view = temporal
+        .wait_for_task("t-fail", WITHIN, |v| v.state.is_terminal())
+        .await;
+
+    assert_eq!(view.state, TaskState::Completed);
+    assert_eq!(view.sub_tasks[0].state, TaskState::Failed);
+    let all: String = model.requests().iter().map(text).collect();
+    assert!(all.contains("is FAILED: could not do it"), "{all}");
+}
+
+#[tokio::test]
+async fn an_auth_request_is_noted_and_the_parent_waits_until_the_child_ends() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "auth"]).await;
+    let model = FakeModel::start(vec![
+        call(
+            "spawn_subtask",
+            json!({"name": "balance", "goal": "g", "agent": "ledger"}),
+        ),
+        reply("Waiting."),
+        reply("The ledger wants a sign-in; waiting for it."),
+        reply("Signed in and done."),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "updates = \"follow\", follow_interval = \"1s\"",
+    );
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-auth", task_input("n", "g"))
+        .await;
+
+    let parked = temporal
+        .wait_for_task("t-auth", WITHIN, |v| {
+            v.sub_tasks
+                .first()
+                .is_some_and(|r| r.state == TaskState::AuthRequired)
+                && v.turns >= 3
+        })
+        .await;
+    assert!(
+        !parked.state.is_terminal(),
+        "never completes with an unresolved sub-task"
+    );
+    let all: String = model.requests().iter().map(text).collect();
+    assert!(all.contains("is AUTH_REQUIRED: please sign in"), "{all}");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(!temporal.task_view("t-auth").await.state.is_terminal());
+
+    // The user signs in with the agent directly; the follow hears the task complete.
+    let remote_id = parked.sub_tasks[0].remote_task_id.clone().unwrap();
+    reply_to_peer(&peer, &remote_id, "signed in").await;
+    let view = temporal
+        .wait_for_task("t-auth", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed);
+    assert_eq!(view.last_answer.as_deref(), Some("Signed in and done."));
+    let last = text(model.requests().last().unwrap());
+    assert!(
+        last.contains("is COMPLETED: authorised: signed in"),
+        "{last}"
+    );
+}
+
+#[tokio::test]
+async fn a_long_answer_reaches_the_model_cut_at_4000_characters() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "long", "--answer-chars", "5000"]).await;
+    let model = FakeModel::start(vec![
+        call(
+            "spawn_subtask",
+            json!({"name": "essay", "goal": "g", "agent": "ledger"}),
+        ),
+        reply("Reading."),
+        reply("Read."),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent("ledger", &peer.url(), "");
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-long", task_input("n", "g"))
+        .await;
+    let view = temporal
+        .wait_for_task("t-long", WITHIN, |v| v.state.is_terminal())
+        .await;
+
+    let summary = view.sub_tasks[0].summary.clone().unwrap();
+    assert_eq!(summary.chars().count(), 4000);
+    assert!(summary.ends_with('…'));
+    let note_turn = model
+        .requests()
+        .into_iter()
+        .find(|r| text(r).contains("is COMPLETED"))
+        .unwrap();
+    assert!(text(&note_turn).contains(&summary[..summary.len() - '…'.len_utf8()]));
+}
+
+#[tokio::test]
+async fn the_model_is_retried_on_429_and_a_400_fails_the_task_with_its_message() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![
+        Scripted::Status(429, r#"{"error":{"message":"slow down"}}"#.into()),
+        reply("Done after a retry."),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url());
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-429", task_input("n", "g"))
+        .await;
+    let view = temporal
+        .wait_for_task("t-429", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed);
+    assert_eq!(view.last_answer.as_deref(), Some("Done after a retry."));
+
+    model.push(Scripted::Status(
+        400,
+        r#"{"error":{"message":"Invalid 'model'"}}"#.into(),
+    ));
+    temporal
+        .start_task(&config.task_queue, "t-400", task_input("n", "g"))
+        .await;
+    let view = temporal
+        .wait_for_task("t-400", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Failed);
+    let message = view.status_message.unwrap();
+    assert!(message.contains("Invalid 'model'"), "{message}");
+    assert_eq!(model.requests().len(), 3, "a 400 is not retried");
+}
+
+#[tokio::test]
+async fn reaching_the_turn_limit_fails_the_task() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![
+        call("no_such_tool", json!({})),
+        call("no_such_tool", json!({})),
+        call("no_such_tool", json!({})),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url());
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let input =
+        serde_json::from_value(json!({"name": "n", "goal": "g", "limits": {"max_turns": 2}}))
+            .unwrap();
+    temporal
+        .start_task(&config.task_queue, "t-turns", input)
+        .await;
+    let view = temporal
+        .wait_for_task("t-turns", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Failed);
+    assert_eq!(view.status_message.as_deref(), Some("turn limit reached"));
+    assert_eq!(view.turns, 2);
+    assert!(text(&model.requests()[1]).contains("tool.not_found"));
+}
+
+/// Sends a reply into a remote task directly, as a participant would.
+async fn reply_to_peer(peer: &PythonPeer, task_id: &str, reply: &str) {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+        "message": {"messageId": format!("reply-{task_id}"), "taskId": task_id, "role": "ROLE_USER", "parts": [{"text": reply}]},
+        "configuration": {"returnImmediately": true}}});
+    let response = reqwest::Client::new()
+        .post(format!("{}/rpc", peer.url()))
+        .header("A2A-Version", "1.0")
+        .header("X-Participant-Id", "front-desk")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success());
+}
