@@ -11,6 +11,8 @@ It serves its card, JSON-RPC at /rpc and HTTP+JSON at /rest on 127.0.0.1, and pr
   long      WORKING, then COMPLETED with --answer-chars characters "abc…zabc…"
   die       WORKING, then the whole process exits (os._exit) 0.2 s later, mid-stream
   hang      WORKING until cancelled
+  converse  WORKING, then INPUT_REQUIRED "here you are: <text>" with the status extension's
+            sub_state awaiting-next-message, as a tiny-harness conversation parks after answering
 
 CancelTask moves any unfinished task to CANCELED. With --push the card declares push
 notifications and the SDK's sender POSTs every task event to each registered webhook (loopback
@@ -62,7 +64,8 @@ from a2a.types import (
     TaskStatusUpdateEvent,
 )
 
-BEHAVIOURS = ("complete", "work", "park", "auth", "fail", "long", "die", "hang")
+STATUS_EXTENSION_KEY = "io.github.madarauchiha-314.tiny-harness/status"
+BEHAVIOURS = ("complete", "work", "park", "auth", "fail", "long", "die", "hang", "converse")
 RECORDED_HEADERS = ("a2a-version", "a2a-extensions", "x-participant-id")
 A2A_PATHS = ("/rpc", "/rest")
 STATS_PATH = "/_stats"
@@ -261,6 +264,15 @@ class ScriptedExecutor(AgentExecutor):
                 await asyncio.Event().wait()
             case "hang":
                 await asyncio.Event().wait()
+            case "converse":
+                await self.update(
+                    event_queue,
+                    context.task_id,
+                    context_id,
+                    TaskState.TASK_STATE_INPUT_REQUIRED,
+                    f"here you are: {text}",
+                    sub_state="awaiting-next-message",
+                )
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         # The SDK builds this context from the stored task, so its context id is the task's.
@@ -275,8 +287,10 @@ class ScriptedExecutor(AgentExecutor):
         context_id: str,
         state: TaskState,
         reply: str | None = None,
+        sub_state: str | None = None,
     ) -> None:
-        """Emits a timestamped status update (with an agent message if `reply`) and keeps it."""
+        """Emits a timestamped status update (with an agent message if `reply`, and the status
+        extension's sub-state on the event and the task if `sub_state`) and keeps it."""
         status = TaskStatus(state=state)
         status.timestamp.GetCurrentTime()
         if reply is not None:
@@ -290,6 +304,11 @@ class ScriptedExecutor(AgentExecutor):
                 )
             )
         event = TaskStatusUpdateEvent(task_id=task_id, context_id=context_id, status=status)
+        if sub_state is not None:
+            event.metadata.update({STATUS_EXTENSION_KEY: {"sub_state": sub_state}})
+            snapshot = Task(id=task_id, context_id=context_id, status=status)
+            snapshot.metadata.update({STATUS_EXTENSION_KEY: {"sub_state": sub_state}})
+            await event_queue.enqueue_event(snapshot)
         self.stats.history[task_id].append(event)
         await event_queue.enqueue_event(event)
 

@@ -96,6 +96,8 @@ async fn a_delegation_runs_to_completion_and_the_parent_reads_the_result() {
     );
     assert!(all_text(&requests[2]).contains("untrusted source=\\\"agent\\\""));
     assert!(!all_text(&requests[1]).contains("is COMPLETED"));
+    // WORKING (with its "working on it") is never news for the model.
+    assert!(requests.iter().all(|r| !all_text(r).contains("is WORKING")));
 
     let stats = peer
         .wait_for("every stream closed", |s| {

@@ -249,7 +249,11 @@ async fn the_model_is_retried_on_429_and_a_400_fails_the_task_with_its_message()
     assert_eq!(view.state, TaskState::Failed);
     let message = view.status_message.unwrap();
     assert!(message.contains("Invalid 'model'"), "{message}");
-    assert_eq!(model.requests().len(), 3, "a 400 is not retried");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3, "a 400 is not retried");
+    // One worker, two tasks: the static prefix is byte-identical on every turn of both.
+    let prefix = &requests[0]["messages"][0];
+    assert!(requests.iter().all(|r| &r["messages"][0] == prefix));
 }
 
 #[tokio::test]
@@ -276,6 +280,76 @@ async fn reaching_the_turn_limit_fails_the_task() {
     assert_eq!(view.status_message.as_deref(), Some("turn limit reached"));
     assert_eq!(view.turns, 2);
     assert!(text(&model.requests()[1]).contains("tool.not_found"));
+}
+
+#[tokio::test]
+async fn a_delegated_peer_parked_awaiting_its_next_message_counts_as_completed() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "converse"]).await;
+    let model = FakeModel::start(vec![
+        call(
+            "spawn_subtask",
+            json!({"name": "ask", "goal": "What is 2+2?", "agent": "ledger"}),
+        ),
+        reply("Waiting."),
+        reply("It says 4."),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent("ledger", &peer.url(), "");
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-converse", task_input("n", "g"))
+        .await;
+    let view = temporal
+        .wait_for_task("t-converse", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    let row = &view.sub_tasks[0];
+    assert_eq!((row.state, row.resolved), (TaskState::Completed, true));
+    let all: String = model.requests().iter().map(text).collect();
+    assert!(
+        all.contains("is COMPLETED: here you are: What is 2+2?"),
+        "{all}"
+    );
+}
+
+#[tokio::test]
+async fn with_updates_off_a_parked_task_is_left_alone_between_turns() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "park"]).await;
+    let model = FakeModel::start(vec![
+        call(
+            "spawn_subtask",
+            json!({"name": "ask", "goal": "g", "agent": "ledger"}),
+        ),
+        reply("Waiting."),
+        reply("It asks which account."),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "updates = \"off\", follow_interval = \"1s\"",
+    );
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-off", task_input("n", "g"))
+        .await;
+    // While WORKING the task is still followed, so the park is heard and noted.
+    temporal
+        .wait_for_task("t-off", WITHIN, |v| {
+            v.turns == 3 && v.sub_tasks[0].state == TaskState::InputRequired
+        })
+        .await;
+    let before = peer.stats().await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = peer.stats().await;
+    assert_eq!(
+        before["streams_opened"], after["streams_opened"],
+        "nothing watches a parked task"
+    );
+    assert_eq!(after["streams_opened"], after["streams_closed"]);
+    assert!(!temporal.task_view("t-off").await.state.is_terminal());
 }
 
 /// Sends a reply into a remote task directly, as a participant would.
