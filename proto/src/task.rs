@@ -128,6 +128,9 @@ pub struct TaskInput {
     pub parent_tasks: Vec<TaskRef>,
     #[serde(default)]
     pub limits: TaskLimits,
+    /// The A2A context the task belongs to, when it was created over A2A.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<String>,
     /// Set only by the workflow itself when it continues as new.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carry: Option<TaskCarry>,
@@ -218,6 +221,41 @@ pub struct ChildDone {
     pub summary: String,
 }
 
+/// A message to the task, as the `inbox` update carries it: from a participant, over A2A.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InboxMessage {
+    /// The sender's message id: a repeat of an accepted id is a duplicate, not a new message.
+    pub message_id: String,
+    pub participant_id: String,
+    pub text: String,
+}
+
+/// What the `inbox` update answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboxReceipt {
+    pub message_id: String,
+    pub duplicate: bool,
+    pub state: TaskState,
+    /// The event log's next sequence number when the message arrived: stream from here.
+    pub cursor: u64,
+}
+
+/// One message of the task's A2A history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskMessage {
+    pub message_id: String,
+    pub role: MessageRole,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageRole {
+    User,
+    Agent,
+}
+
 /// What the `task` query returns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskView {
@@ -233,6 +271,11 @@ pub struct TaskView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_answer: Option<String>,
     pub turns: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<String>,
+    /// The task's messages, oldest first: what A2A calls its history.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<TaskMessage>,
 }
 
 /// One entry of the ordered event log the gateway streams.
@@ -247,6 +290,8 @@ pub struct EventEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TaskEvent {
+    /// A message was added to the task's history.
+    Message { message: TaskMessage },
     /// The task changed state.
     Status {
         state: TaskState,
@@ -282,4 +327,11 @@ pub struct TaskCarry {
     pub last_answer: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancel_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<TaskMessage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_state: Option<String>,
+    /// Participant messages that arrived since the model last took a turn.
+    #[serde(default)]
+    pub unread_messages: u32,
 }

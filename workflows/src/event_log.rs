@@ -30,6 +30,10 @@ impl EventLog {
         self.next_seq += 1;
     }
 
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
     pub fn since(&self, cursor: u64, closed: bool) -> EventPage {
         EventPage {
             events: self

@@ -14,12 +14,14 @@ use baton_core::context::render_task_section;
 use baton_core::spawn_subtask::{
     SELF_AGENT, SPAWN_SUBTASK, SpawnRequest, ToolError, validate_spawn,
 };
+use baton_core::sub_tasks::AWAITING_NEXT_MESSAGE;
 use baton_core::sub_tasks::{apply_child_done, creation_failed_note, map_remote_state};
 use baton_core::tool_result::{spawned_content, tool_error_content};
 use baton_proto::{
-    ChildDone, EventPage, HistoryItem, InvokeModelIn, InvokeModelOut, RemoteSnapshot, RemoteStart,
-    Source, StartAgentTaskIn, StartAgentTaskOut, SubTaskRow, TaskCarry, TaskEvent, TaskInput,
-    TaskRef, TaskState, TaskView, ToolCallRecord,
+    ChildDone, EventPage, HistoryItem, InboxMessage, InboxReceipt, InvokeModelIn, InvokeModelOut,
+    Lifecycle, MessageRole, RemoteSnapshot, RemoteStart, Source, StartAgentTaskIn,
+    StartAgentTaskOut, SubTaskRow, TaskCarry, TaskEvent, TaskInput, TaskMessage, TaskRef,
+    TaskState, TaskView, ToolCallRecord,
 };
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
@@ -40,7 +42,12 @@ const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
 pub struct TaskWorkflow {
     input: TaskInput,
     state: TaskState,
+    sub_state: Option<String>,
     status_message: Option<String>,
+    /// The task's A2A history: participant messages and the model's answers.
+    messages: Vec<TaskMessage>,
+    /// Participant messages the model has not had a turn for yet.
+    unread_messages: u32,
     history: Vec<HistoryItem>,
     sub_tasks: Vec<SubTaskRow>,
     /// Notes about sub-tasks the model has not read yet.
@@ -60,7 +67,10 @@ impl TaskWorkflow {
         let mut workflow = TaskWorkflow {
             input,
             state: TaskState::Submitted,
+            sub_state: None,
             status_message: None,
+            messages: Vec::new(),
+            unread_messages: 0,
             history: Vec::new(),
             sub_tasks: Vec::new(),
             pending_notes: Vec::new(),
@@ -79,13 +89,16 @@ impl TaskWorkflow {
             workflow.turns = carry.turns;
             workflow.last_answer = carry.last_answer;
             workflow.cancel_reason = carry.cancel_reason;
+            workflow.messages = carry.messages;
+            workflow.sub_state = carry.sub_state;
+            workflow.unread_messages = carry.unread_messages;
         }
         workflow
     }
 
     #[run(name = "TaskWorkflow")]
     pub async fn run(ctx: &mut WorkflowContext<Self>) -> WorkflowResult<TaskView> {
-        if ctx.state(|s| s.log.since(0, false).next_seq == 0) {
+        if ctx.state(|s| s.log.next_seq() == 0) {
             set_state(ctx, TaskState::Submitted, None);
         }
         loop {
@@ -95,6 +108,15 @@ impl TaskWorkflow {
             if should_continue_as_new(ctx) {
                 let next = ctx.state(TaskWorkflow::carry);
                 match ctx.continue_as_new(next, ContinueAsNewOptions::default())? {}
+            }
+            if ctx.state(TaskWorkflow::awaits_next_message) {
+                // Parked after an answer: the next participant message (or a cancel) wakes it.
+                let woke = ctx
+                    .wait_condition(|s: &Self| s.unread_messages > 0 || s.cancel_reason.is_some())
+                    .await;
+                if woke.is_err() || ctx.state(|s| s.cancel_reason.is_some()) {
+                    continue;
+                }
             }
             if ctx.state(|s| s.turns >= s.input.limits.max_turns) {
                 return finish(ctx, TaskState::Failed, Some("turn limit reached".into()));
@@ -127,8 +149,15 @@ impl TaskWorkflow {
                     .ok();
                 }
                 Completion::Complete => {
-                    let answer = ctx.state(|s| s.last_answer.clone());
-                    return finish(ctx, TaskState::Completed, answer);
+                    if ctx.state(|s| s.input.lifecycle) == Lifecycle::Delegated {
+                        let answer = ctx.state(|s| s.last_answer.clone());
+                        return finish(ctx, TaskState::Completed, answer);
+                    }
+                    set_sub_state(
+                        ctx,
+                        TaskState::InputRequired,
+                        Some(AWAITING_NEXT_MESSAGE.into()),
+                    );
                 }
             }
         }
@@ -149,6 +178,66 @@ impl TaskWorkflow {
             self.log
                 .push(ctx.workflow_time(), TaskEvent::SubTask { row });
         }
+    }
+
+    /// A participant's message. The gateway sends it, with update-with-start for a new task.
+    #[update]
+    pub fn inbox(
+        &mut self,
+        ctx: &mut SyncWorkflowContext<Self>,
+        message: InboxMessage,
+    ) -> InboxReceipt {
+        let cursor = self.log.next_seq();
+        let duplicate = self
+            .messages
+            .iter()
+            .any(|m| m.role == MessageRole::User && m.message_id == message.message_id);
+        if !duplicate {
+            let entry = TaskMessage {
+                message_id: message.message_id.clone(),
+                role: MessageRole::User,
+                text: message.text.clone(),
+            };
+            self.messages.push(entry.clone());
+            self.log
+                .push(ctx.workflow_time(), TaskEvent::Message { message: entry });
+            // The message that created the task is its goal: the model reads it there.
+            let is_the_brief = self.turns == 0 && message.text == self.input.goal;
+            if !is_the_brief {
+                self.history.push(HistoryItem::User {
+                    text: message.text,
+                    source: Source::Participant,
+                });
+                self.unread_messages += 1;
+            }
+        }
+        InboxReceipt {
+            message_id: message.message_id,
+            duplicate,
+            state: self.state,
+            cursor,
+        }
+    }
+
+    /// Refuses, before history is written, a message to a closed task or from a stranger.
+    #[update_validator(inbox)]
+    fn validate_inbox(
+        &self,
+        _ctx: &WorkflowContextView,
+        message: &InboxMessage,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        if self.state.is_terminal() {
+            return Err(format!("task is closed ({})", self.state).into());
+        }
+        if !self
+            .input
+            .participants
+            .iter()
+            .any(|p| p.id == message.participant_id)
+        {
+            return Err("not a participant".into());
+        }
+        Ok(())
     }
 
     /// Cancels the task and every open sub-task, as a Temporal cancel does.
@@ -176,12 +265,21 @@ impl TaskWorkflow {
             task_id: task_id.to_string(),
             name: self.input.name.clone(),
             state: self.state,
-            sub_state: None,
+            sub_state: self.sub_state.clone(),
             status_message: self.status_message.clone(),
             sub_tasks: self.sub_tasks.clone(),
             last_answer: self.last_answer.clone(),
             turns: self.turns,
+            context_id: self.input.context_id.clone(),
+            messages: self.messages.clone(),
         }
+    }
+
+    /// A conversation parked after its answer, with no new message yet.
+    fn awaits_next_message(&self) -> bool {
+        self.state == TaskState::InputRequired
+            && self.sub_state.as_deref() == Some(AWAITING_NEXT_MESSAGE)
+            && self.unread_messages == 0
     }
 
     fn carry(&self) -> TaskInput {
@@ -197,6 +295,9 @@ impl TaskWorkflow {
                 turns: self.turns,
                 last_answer: self.last_answer.clone(),
                 cancel_reason: self.cancel_reason.clone(),
+                messages: self.messages.clone(),
+                sub_state: self.sub_state.clone(),
+                unread_messages: self.unread_messages,
             }),
             ..self.input.clone()
         }
@@ -215,15 +316,29 @@ fn should_continue_as_new(ctx: &WorkflowContext<TaskWorkflow>) -> bool {
 }
 
 fn set_state(ctx: &WorkflowContext<TaskWorkflow>, state: TaskState, message: Option<String>) {
+    record_state(ctx, state, None, message);
+}
+
+fn set_sub_state(ctx: &WorkflowContext<TaskWorkflow>, state: TaskState, sub_state: Option<String>) {
+    record_state(ctx, state, sub_state, None);
+}
+
+fn record_state(
+    ctx: &WorkflowContext<TaskWorkflow>,
+    state: TaskState,
+    sub_state: Option<String>,
+    message: Option<String>,
+) {
     let now = ctx.workflow_time();
     ctx.state_mut(|s| {
         s.state = state;
+        s.sub_state = sub_state.clone();
         s.status_message = message.clone();
         s.log.push(
             now,
             TaskEvent::Status {
                 state,
-                sub_state: None,
+                sub_state,
                 message,
             },
         );
@@ -274,11 +389,23 @@ async fn model_turn(
             unreachable!("finish with FAILED always ends the workflow");
         }
     };
+    let now = ctx.workflow_time();
+    let task_id = ctx.workflow_id().to_string();
     ctx.state_mut(|s| {
         s.turns += 1;
         s.turns_this_run += 1;
+        s.unread_messages = 0;
         if turn.tool_calls.is_empty() {
             s.last_answer = turn.text.clone();
+            if let Some(text) = &turn.text {
+                let answer = TaskMessage {
+                    message_id: format!("{task_id}:answer:{}", s.turns),
+                    role: MessageRole::Agent,
+                    text: text.clone(),
+                };
+                s.messages.push(answer.clone());
+                s.log.push(now, TaskEvent::Message { message: answer });
+            }
         }
         s.history.push(HistoryItem::Assistant {
             text: turn.text.clone(),

@@ -367,3 +367,88 @@ async fn reply_to_peer(peer: &PythonPeer, task_id: &str, reply: &str) {
         .unwrap();
     assert!(response.status().is_success());
 }
+
+#[tokio::test]
+async fn a_conversation_parks_after_each_answer_and_takes_messages_from_participants_only() {
+    use baton_proto::{InboxMessage, MessageRole};
+    use baton_workflows::TaskWorkflow;
+    use temporalio_client::{WorkflowCancelOptions, WorkflowExecuteUpdateOptions};
+
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![reply("Hello Alice."), reply("You are welcome.")]).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url());
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let input = serde_json::from_value(json!({
+        "name": "chat", "goal": "Say hello.", "lifecycle": "conversation",
+        "participants": [{"id": "alice", "kind": "human", "role": "reporter"}]
+    }))
+    .unwrap();
+    temporal
+        .start_task(&config.task_queue, "t-chat", input)
+        .await;
+    let parked = |turns: u32| {
+        move |v: &baton_proto::TaskView| {
+            v.turns == turns
+                && v.state == TaskState::InputRequired
+                && v.sub_state.as_deref() == Some("awaiting-next-message")
+        }
+    };
+    temporal.wait_for_task("t-chat", WITHIN, parked(1)).await;
+
+    let task = temporal
+        .client
+        .get_workflow_handle::<TaskWorkflow>("t-chat");
+    let send = |id: &str, from: &str, text: &str| {
+        let message = InboxMessage {
+            message_id: id.into(),
+            participant_id: from.into(),
+            text: text.into(),
+        };
+        let task = &task;
+        async move {
+            task.execute_update(
+                TaskWorkflow::inbox,
+                message,
+                WorkflowExecuteUpdateOptions::default(),
+            )
+            .await
+        }
+    };
+    let stranger = send("m-x", "mallory", "let me in").await;
+    assert!(stranger.is_err(), "a stranger's message is refused");
+    let receipt = send("m-2", "alice", "Thanks!").await.unwrap();
+    assert!(!receipt.duplicate);
+    assert!(send("m-2", "alice", "Thanks!").await.unwrap().duplicate);
+
+    let view = temporal.wait_for_task("t-chat", WITHIN, parked(2)).await;
+    let history: Vec<(MessageRole, &str)> = view
+        .messages
+        .iter()
+        .map(|m| (m.role, m.text.as_str()))
+        .collect();
+    assert_eq!(
+        history,
+        [
+            (MessageRole::Agent, "Hello Alice."),
+            (MessageRole::User, "Thanks!"),
+            (MessageRole::Agent, "You are welcome."),
+        ]
+    );
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(text(&requests[1]).contains("Thanks!"));
+    assert!(!text(&requests[1]).contains("let me in"));
+
+    task.cancel(
+        WorkflowCancelOptions::builder()
+            .reason("done".to_string())
+            .build(),
+    )
+    .await
+    .unwrap();
+    temporal
+        .wait_for_task("t-chat", WITHIN, |v| v.state == TaskState::Canceled)
+        .await;
+    let closed = send("m-3", "alice", "hello?").await;
+    assert!(closed.is_err(), "a closed task takes no message");
+}

@@ -111,6 +111,7 @@ mod tests {
             reasoning_effort: Some("low".to_string()),
             parent_tasks: Vec::new(),
             limits: Default::default(),
+            context_id: None,
             carry: None,
         }
     }

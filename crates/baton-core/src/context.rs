@@ -160,6 +160,7 @@ mod tests {
             reasoning_effort: None,
             parent_tasks: Vec::new(),
             limits: Default::default(),
+            context_id: None,
             carry: None,
         }
     }
