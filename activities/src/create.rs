@@ -2,6 +2,8 @@
 //! the task past SUBMITTED. Leaving earlier could abandon a request the agent has not acted on;
 //! staying longer would hold a stream the stand-in will reopen if it needs one.
 
+use std::time::Duration;
+
 use a2a::{Message, Part, PartContent, Role, StreamResponse};
 use baton_a2a::RemoteAgent;
 use baton_a2a::snapshot::{after_event, message_text, of_task};
@@ -55,6 +57,10 @@ fn brief_message(agent: &RemoteAgent, input: &StartAgentTaskIn) -> Message {
     }
 }
 
+/// How long the agent may keep a new task SUBMITTED before the stand-in takes over watching it.
+/// Well inside the activity's own timeout, so a task id already seen is never lost.
+const READ_LIMIT: Duration = Duration::from_secs(90);
+
 /// Reads the stream until the task exists past SUBMITTED. The stream is dropped, so closed, on
 /// every return.
 async fn create(agent: &RemoteAgent, message: Message) -> StartAgentTaskOut {
@@ -67,7 +73,18 @@ async fn create(agent: &RemoteAgent, message: Message) -> StartAgentTaskOut {
         }
     };
     let mut seen: Option<RemoteSnapshot> = None;
-    while let Some(event) = stream.next().await {
+    let deadline = tokio::time::Instant::now() + READ_LIMIT;
+    loop {
+        let event = match tokio::time::timeout_at(deadline, stream.next()).await {
+            Ok(Some(event)) => event,
+            Ok(None) => break,
+            Err(_) => {
+                return failed_or_started(
+                    seen,
+                    format!("the agent did not create the task within {READ_LIMIT:?}"),
+                );
+            }
+        };
         let event = match event {
             Ok(event) => event,
             Err(error) => return failed_or_started(seen, format!("the stream failed: {error}")),

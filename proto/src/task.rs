@@ -276,6 +276,11 @@ pub struct TaskView {
     /// The task's messages, oldest first: what A2A calls its history.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<TaskMessage>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub participants: Vec<Participant>,
+    /// When the task last changed state (workflow time, RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
 }
 
 /// One entry of the ordered event log the gateway streams.
@@ -334,4 +339,64 @@ pub struct TaskCarry {
     /// Participant messages that arrived since the model last took a turn.
     #[serde(default)]
     pub unread_messages: u32,
+}
+
+/// What a `TaskWorkflow` is started with: a [`TaskInput`], or the reason the JSON it was given
+/// is not one. Starting never fails on bad JSON (the Temporal CLI accepts anything); the
+/// workflow then fails at once, with serde's message, instead of retrying a task it cannot read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskStart {
+    Valid(Box<TaskInput>),
+    Invalid {
+        error: String,
+        raw: serde_json::Value,
+    },
+}
+
+impl From<TaskInput> for TaskStart {
+    fn from(input: TaskInput) -> Self {
+        TaskStart::Valid(Box::new(input))
+    }
+}
+
+impl Serialize for TaskStart {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            TaskStart::Valid(input) => input.serialize(serializer),
+            TaskStart::Invalid { raw, .. } => raw.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskStart {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = serde_json::Value::deserialize(deserializer)?;
+        Ok(match TaskInput::deserialize(&raw) {
+            Ok(input) => TaskStart::Valid(Box::new(input)),
+            Err(error) => TaskStart::Invalid {
+                error: error.to_string(),
+                raw,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_task_start_reads_a_valid_input_and_keeps_a_bad_one_with_its_reason() {
+        let good: TaskStart = serde_json::from_value(json!({"name": "n", "goal": "g"})).unwrap();
+        assert!(matches!(good, TaskStart::Valid(ref input) if input.goal == "g"));
+        assert_eq!(serde_json::to_value(&good).unwrap()["goal"], "g");
+
+        let bad: TaskStart = serde_json::from_value(json!({"name": "n", "gaol": "g"})).unwrap();
+        let TaskStart::Invalid { error, raw } = &bad else {
+            panic!("{bad:?}")
+        };
+        assert!(error.contains("gaol"), "{error}");
+        assert_eq!(serde_json::to_value(&bad).unwrap(), *raw);
+    }
 }

@@ -51,7 +51,7 @@ impl TestTemporal {
         self.client
             .start_workflow(
                 TaskWorkflow::run,
-                input,
+                baton_proto::TaskStart::from(input),
                 WorkflowStartOptions::new(task_queue, task_id).build(),
             )
             .await

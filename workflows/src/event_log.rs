@@ -34,6 +34,15 @@ impl EventLog {
         self.next_seq
     }
 
+    /// When the last status event was recorded.
+    pub fn last_status_at(&self) -> Option<String> {
+        self.events
+            .iter()
+            .rev()
+            .find(|e| matches!(e.event, TaskEvent::Status { .. }))
+            .map(|e| e.at.clone())
+    }
+
     pub fn since(&self, cursor: u64, closed: bool) -> EventPage {
         EventPage {
             events: self

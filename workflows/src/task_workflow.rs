@@ -19,9 +19,9 @@ use baton_core::sub_tasks::{apply_child_done, creation_failed_note, map_remote_s
 use baton_core::tool_result::{spawned_content, tool_error_content};
 use baton_proto::{
     ChildDone, EventPage, HistoryItem, InboxMessage, InboxReceipt, InvokeModelIn, InvokeModelOut,
-    Lifecycle, MessageRole, RemoteSnapshot, RemoteStart, Source, StartAgentTaskIn,
+    Lifecycle, MessageRole, RemoteSnapshot, RemoteStart, RemoteTaskIn, Source, StartAgentTaskIn,
     StartAgentTaskOut, SubTaskRow, TaskCarry, TaskEvent, TaskInput, TaskMessage, TaskRef,
-    TaskState, TaskView, ToolCallRecord,
+    TaskStart, TaskState, TaskView, ToolCallRecord,
 };
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
@@ -57,12 +57,18 @@ pub struct TaskWorkflow {
     turns_this_run: u32,
     last_answer: Option<String>,
     cancel_reason: Option<String>,
+    /// Why the start input could not be read, when it could not.
+    invalid_input: Option<String>,
 }
 
 #[workflow_methods]
 impl TaskWorkflow {
     #[init]
-    pub fn new(_ctx: &WorkflowContextView, mut input: TaskInput) -> Self {
+    pub fn new(_ctx: &WorkflowContextView, start: TaskStart) -> Self {
+        let (mut input, invalid_input) = match start {
+            TaskStart::Valid(input) => (*input, None),
+            TaskStart::Invalid { error, .. } => (unreadable_input(), Some(error)),
+        };
         let carry = input.carry.take();
         let mut workflow = TaskWorkflow {
             input,
@@ -79,6 +85,7 @@ impl TaskWorkflow {
             turns_this_run: 0,
             last_answer: None,
             cancel_reason: None,
+            invalid_input,
         };
         if let Some(carry) = carry {
             workflow.state = carry.state;
@@ -98,6 +105,13 @@ impl TaskWorkflow {
 
     #[run(name = "TaskWorkflow")]
     pub async fn run(ctx: &mut WorkflowContext<Self>) -> WorkflowResult<TaskView> {
+        if let Some(error) = ctx.state(|s| s.invalid_input.clone()) {
+            return finish(
+                ctx,
+                TaskState::Failed,
+                Some(format!("the input is not a valid TaskInput: {error}")),
+            );
+        }
         if ctx.state(|s| s.log.next_seq() == 0) {
             set_state(ctx, TaskState::Submitted, None);
         }
@@ -106,7 +120,7 @@ impl TaskWorkflow {
                 return cancel_everything(ctx).await;
             }
             if should_continue_as_new(ctx) {
-                let next = ctx.state(TaskWorkflow::carry);
+                let next = TaskStart::from(ctx.state(TaskWorkflow::carry));
                 match ctx.continue_as_new(next, ContinueAsNewOptions::default())? {}
             }
             if ctx.state(TaskWorkflow::awaits_next_message) {
@@ -166,15 +180,12 @@ impl TaskWorkflow {
     /// A stand-in heard a change on its remote task.
     #[signal]
     pub fn child_done(&mut self, ctx: &mut SyncWorkflowContext<Self>, done: ChildDone) {
+        let before = self.row(&done.workflow_id);
         if let Some(note) = apply_child_done(&mut self.sub_tasks, &done) {
             self.pending_notes.push(note);
         }
-        if let Some(row) = self
-            .sub_tasks
-            .iter()
-            .find(|r| r.workflow_id == done.workflow_id)
-        {
-            let row = row.clone();
+        let after = self.row(&done.workflow_id);
+        if let Some(row) = after.filter(|row| Some(row) != before.as_ref()) {
             self.log
                 .push(ctx.workflow_time(), TaskEvent::SubTask { row });
         }
@@ -272,7 +283,16 @@ impl TaskWorkflow {
             turns: self.turns,
             context_id: self.input.context_id.clone(),
             messages: self.messages.clone(),
+            participants: self.input.participants.clone(),
+            updated_at: self.log.last_status_at(),
         }
+    }
+
+    fn row(&self, workflow_id: &str) -> Option<SubTaskRow> {
+        self.sub_tasks
+            .iter()
+            .find(|r| r.workflow_id == workflow_id)
+            .cloned()
     }
 
     /// A conversation parked after its answer, with no new message yet.
@@ -301,6 +321,24 @@ impl TaskWorkflow {
             }),
             ..self.input.clone()
         }
+    }
+}
+
+/// The placeholder a workflow holds while it fails for an unreadable input.
+fn unreadable_input() -> TaskInput {
+    TaskInput {
+        name: "(unreadable input)".into(),
+        goal: String::new(),
+        description: String::new(),
+        acceptance_criteria: Vec::new(),
+        participants: Vec::new(),
+        lifecycle: Lifecycle::Delegated,
+        model: None,
+        reasoning_effort: None,
+        parent_tasks: Vec::new(),
+        limits: Default::default(),
+        context_id: None,
+        carry: None,
     }
 }
 
@@ -526,6 +564,20 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
             .start_child_workflow(RemoteTaskWorkflow::run, start, options)
             .await
         {
+            // Nobody would watch the remote task: cancel it rather than leave it running.
+            let orphan = RemoteTaskIn {
+                stand_in_id: stand_in_id.clone(),
+                agent: request.agent.clone(),
+                remote_task_id: task.remote_task_id.clone(),
+            };
+            let cleanup = WorkflowCancellationToken::new();
+            ctx.execute_activity(
+                BatonActivities::cancel_remote_task,
+                orphan,
+                policies::cleanup_call(&cleanup),
+            )
+            .await
+            .ok();
             return creation_failed(
                 ctx,
                 &stand_in_id,
@@ -599,6 +651,10 @@ async fn cancel_everything(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowR
             .cancel(Some(reason.clone()))
             .await
             .ok();
+    }
+    if open.is_empty() {
+        set_state(ctx, TaskState::Canceled, Some(reason));
+        return Err(WorkflowTermination::cancelled());
     }
     let mut all_resolved = ctx.wait_condition_with_options(
         |s: &TaskWorkflow| {

@@ -146,7 +146,14 @@ async fn a_worker_killed_mid_delegation_finishes_the_parent_with_one_remote_task
         .wait_for_task("t-crash", WITHIN, |v| v.state.is_terminal())
         .await;
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
-    assert_eq!(view.last_answer.as_deref(), Some("Balanced."));
+    assert_eq!(view.sub_tasks[0].state, TaskState::Completed);
+    // Whichever turn it fell in, the model read the result.
+    let read = model.requests().iter().any(|r| {
+        r["messages"]
+            .to_string()
+            .contains("is COMPLETED: done: Is the ledger balanced?")
+    });
+    assert!(read, "the result reached the model");
     assert_eq!(
         peer.stats().await["tasks_created"],
         1,

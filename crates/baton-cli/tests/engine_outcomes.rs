@@ -452,3 +452,42 @@ async fn a_conversation_parks_after_each_answer_and_takes_messages_from_particip
     let closed = send("m-3", "alice", "hello?").await;
     assert!(closed.is_err(), "a closed task takes no message");
 }
+
+#[tokio::test]
+async fn an_unreadable_input_fails_the_task_at_once_with_the_reason() {
+    use baton_proto::TaskStart;
+    use baton_workflows::TaskWorkflow;
+    use temporalio_client::WorkflowStartOptions;
+
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![]).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url());
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    // What a typo on the Temporal CLI sends: any JSON is accepted at start.
+    let typo = TaskStart::Invalid {
+        error: String::new(),
+        raw: json!({"name": "books", "gaol": "Check the books."}),
+    };
+    temporal
+        .client
+        .start_workflow(
+            TaskWorkflow::run,
+            typo,
+            WorkflowStartOptions::new(config.task_queue.as_str(), "t-typo").build(),
+        )
+        .await
+        .unwrap();
+    let view = temporal
+        .wait_for_task("t-typo", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Failed);
+    let reason = view.status_message.unwrap();
+    assert!(
+        reason.contains("not a valid TaskInput") && reason.contains("gaol"),
+        "{reason}"
+    );
+    assert!(
+        model.requests().is_empty(),
+        "no model call for an unreadable task"
+    );
+}
