@@ -24,6 +24,8 @@ use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 use url::Url;
 
+use crate::heartbeat::heartbeating;
+
 pub use model_turn::StaticPrefix;
 
 /// The longest a follow holds SubscribeToTask open before handing back to the workflow, so a
@@ -150,17 +152,17 @@ impl BatonActivities {
     #[activity(name = "invoke_model")]
     pub async fn invoke_model(
         self: Arc<Self>,
-        _ctx: ActivityContext,
+        ctx: ActivityContext,
         input: InvokeModelIn,
     ) -> Result<InvokeModelOut, ActivityError> {
-        model_turn::invoke(
+        let turn = model_turn::invoke(
             self.model.as_ref(),
             &self.default_model,
             &self.prefix,
             &self.registry,
             input,
-        )
-        .await
+        );
+        heartbeating(&ctx, turn).await?
     }
 }
 

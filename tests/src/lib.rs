@@ -5,6 +5,7 @@ mod card_server;
 pub mod engine;
 pub mod fake_model;
 mod python_peer;
+pub mod sdk_client;
 
 pub use card_server::{CardServer, Recorded, json_response as card_server_json};
 pub use python_peer::PythonPeer;

@@ -8,9 +8,11 @@ use temporalio_common::RetryPolicy;
 use temporalio_workflow::{ActivityOptions, WorkflowCancellationToken};
 
 /// A model call: retried with backoff on 429, 5xx and timeouts; the activity marks anything
-/// else non-retryable, so it fails the turn at once with the provider's message.
+/// else non-retryable, so it fails the turn at once with the provider's message. It heartbeats
+/// while the model thinks, so a worker that dies mid-call is noticed in seconds, not minutes.
 pub fn invoke_model() -> ActivityOptions {
     ActivityOptions::with_start_to_close_timeout(Duration::from_secs(180))
+        .heartbeat_timeout(Duration::from_secs(20))
         .retry_policy(
             RetryPolicy::builder()
                 .initial_interval(Duration::from_secs(1))

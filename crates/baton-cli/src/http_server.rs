@@ -18,11 +18,14 @@ pub async fn start(bind: SocketAddr, routes: Router) -> anyhow::Result<HttpServe
         .with_context(|| format!("server.bind: cannot listen on {bind}"))?;
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        let served = axum::serve(listener, routes)
-            .with_graceful_shutdown(async {
-                stopped.await.ok();
-            })
-            .await;
+        let served = axum::serve(
+            listener,
+            routes.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async {
+            stopped.await.ok();
+        })
+        .await;
         if let Err(error) = served {
             tracing::error!("the HTTP server stopped: {error}");
         }

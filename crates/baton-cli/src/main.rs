@@ -18,6 +18,11 @@ enum Command {
         #[command(subcommand)]
         command: AgentsCommand,
     },
+    /// Serve Baton as an A2A 1.0 agent on [server] bind, with Temporal behind every call.
+    Gateway {
+        #[arg(long, short, value_name = "FILE")]
+        config: PathBuf,
+    },
     /// Run a Temporal worker for TaskWorkflow, RemoteTaskWorkflow and their activities.
     Worker {
         #[arg(long, short, value_name = "FILE")]
@@ -57,6 +62,7 @@ async fn main() -> ExitCode {
             command: AgentsCommand::Check { config },
         } => baton_cli::agents_check::run(&config).await,
         Command::Worker { config } => baton_cli::worker::run(&config).await,
+        Command::Gateway { config } => baton_cli::gateway::run(&config).await,
         Command::Temporal {
             command: TemporalCommand::Serve { config },
         } => baton_cli::temporal_serve::run(&config).await,

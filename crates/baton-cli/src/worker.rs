@@ -1,5 +1,7 @@
 //! `baton worker`: a Temporal worker on the config's task queue that runs `TaskWorkflow`,
-//! `RemoteTaskWorkflow` and every activity, plus the push receiver when `server.base_url` is set.
+//! `RemoteTaskWorkflow` and every activity. With `server.base_url` set it also serves the
+//! gateway (the A2A surface and the push receiver) on `server.bind`: one process is then a whole
+//! agent. `baton gateway` serves more gateways elsewhere; they keep no state.
 //! SIGTERM or Ctrl-C stops it gracefully: running activities get a grace period to finish.
 
 use std::path::Path;
@@ -64,7 +66,7 @@ async fn serve(settings: &Settings, session: &TemporalSession) -> anyhow::Result
         Some(_) => Some(
             crate::http_server::start(
                 settings.server.bind,
-                baton_gateway::push_routes(session.client.clone()),
+                crate::gateway::routes(settings, session.client.clone()),
             )
             .await?,
         ),

@@ -15,9 +15,21 @@ pub struct ServerSettings {
     pub base_url: Option<Url>,
     /// Participant ids trusted to brief a new task fully on its first message.
     pub delegators: Vec<String>,
+    /// The largest request body the gateway reads; default 1 MiB.
+    pub max_request_bytes: usize,
+    /// Requests per minute from one peer address; 0 turns the limit off. Default 600.
+    pub rate_limit_per_minute: u32,
 }
 
-const KEYS: [&str; 3] = ["bind", "base_url", "delegators"];
+const KEYS: [&str; 5] = [
+    "bind",
+    "base_url",
+    "delegators",
+    "max_request_bytes",
+    "rate_limit_per_minute",
+];
+const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
+const DEFAULT_RATE_LIMIT_PER_MINUTE: u32 = 600;
 const DEFAULT_BIND: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
 
 pub(crate) fn read(field: Field<'_>, errors: &mut Errors) -> ServerSettings {
@@ -31,6 +43,38 @@ pub(crate) fn read(field: Field<'_>, errors: &mut Errors) -> ServerSettings {
             errors,
         ),
         delegators: read_delegators(&section.field("delegators"), errors),
+        max_request_bytes: read_max_request_bytes(&section.field("max_request_bytes"), errors)
+            .unwrap_or(DEFAULT_MAX_REQUEST_BYTES),
+        rate_limit_per_minute: read_rate_limit(&section.field("rate_limit_per_minute"), errors)
+            .unwrap_or(DEFAULT_RATE_LIMIT_PER_MINUTE),
+    }
+}
+
+fn read_max_request_bytes(field: &Field<'_>, errors: &mut Errors) -> Option<usize> {
+    let value = field.integer("an integer number of bytes like 1048576", errors)?;
+    if !(1024..=64 * 1024 * 1024).contains(&value) {
+        field.fail(
+            errors,
+            format!("must be between 1024 and 67108864 bytes (got {value})"),
+        );
+        return None;
+    }
+    Some(value as usize)
+}
+
+fn read_rate_limit(field: &Field<'_>, errors: &mut Errors) -> Option<u32> {
+    let value = field.integer("an integer like 600 (0 turns the limit off)", errors)?;
+    match u32::try_from(value) {
+        Ok(limit) => Some(limit),
+        Err(_) => {
+            field.fail(
+                errors,
+                format!(
+                    "must be 0 (no limit) or a positive number of requests a minute (got {value})"
+                ),
+            );
+            None
+        }
     }
 }
 
@@ -72,6 +116,29 @@ mod tests {
         assert_eq!(server.bind, "127.0.0.1:8080".parse::<SocketAddr>().unwrap());
         assert_eq!(server.base_url, None);
         assert!(server.delegators.is_empty());
+        assert_eq!(server.max_request_bytes, 1024 * 1024);
+        assert_eq!(server.rate_limit_per_minute, 600);
+    }
+
+    #[test]
+    fn the_request_limits_are_read_and_bounded() {
+        let server = parse("[server]\nmax_request_bytes = 2048\nrate_limit_per_minute = 0")
+            .unwrap()
+            .server;
+        assert_eq!(
+            (server.max_request_bytes, server.rate_limit_per_minute),
+            (2048, 0)
+        );
+        assert_only_error(
+            "[server]\nmax_request_bytes = 10",
+            "server.max_request_bytes",
+            "must be between 1024 and 67108864 bytes (got 10)",
+        );
+        assert_only_error(
+            "[server]\nrate_limit_per_minute = -1",
+            "server.rate_limit_per_minute",
+            "must be 0 (no limit) or a positive number of requests a minute (got -1)",
+        );
     }
 
     #[test]
@@ -151,7 +218,7 @@ mod tests {
         assert_only_error(
             "[server]\nport = 8080",
             "server.port",
-            "unknown setting (allowed: bind, base_url, delegators)",
+            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute)",
         );
     }
 }

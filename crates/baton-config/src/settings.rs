@@ -131,6 +131,8 @@ mod tests {
                     bind: "127.0.0.1:8080".parse().unwrap(),
                     base_url: None,
                     delegators: vec![],
+                    max_request_bytes: 1024 * 1024,
+                    rate_limit_per_minute: 600,
                 },
                 card: CardSettings::default(),
                 temporal: TemporalSettings {
@@ -255,6 +257,8 @@ timeout = "1m30s"
                     bind: "0.0.0.0:9000".parse::<SocketAddr>().unwrap(),
                     base_url: Some(Url::parse("https://desk.example.com").unwrap()),
                     delegators: vec!["ops-console".into()],
+                    max_request_bytes: 1024 * 1024,
+                    rate_limit_per_minute: 600,
                 },
                 card: CardSettings {
                     name: Some("Front desk".into()),
@@ -312,7 +316,7 @@ timeout = "1m30s"
         assert_only_error(
             "[server]\n\"bind address\" = \"x\"",
             "server.\"bind address\"",
-            "unknown setting (allowed: bind, base_url, delegators)",
+            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute)",
         );
     }
 

@@ -1,6 +1,17 @@
-//! The inbound half of A2A: what Baton serves over HTTP, with Temporal behind every call.
-//! Nothing here keeps state: any number of these servers can run.
+//! The inbound half of A2A: Baton as an A2A 1.0 agent, with Temporal behind every call, and
+//! the push receiver its stand-ins are woken through. Nothing here keeps task state: any number
+//! of gateways can serve the same tasks.
 
+mod a2a_task;
+mod card;
+mod handler;
+mod identity;
+mod intake;
+mod listing;
 mod push_receiver;
+mod routes;
+mod version;
 
+pub use handler::{GatewayConfig, TemporalHandler};
 pub use push_receiver::{MAX_PUSH_BYTES, push_routes};
+pub use routes::{Limits, gateway_routes};

@@ -1,0 +1,88 @@
+//! `baton gateway`: Baton as an A2A 1.0 agent on `[server] bind`, with Temporal behind every
+//! call. It never starts a Temporal server: in embedded mode it joins the one the worker started
+//! on `temporal.embedded.port`.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use baton_config::{Settings, TemporalMode};
+use baton_core::agent_card::{agent_card, public_url};
+use baton_gateway::{GatewayConfig, Limits, TemporalHandler, gateway_routes};
+use temporalio_client::{Client, ClientOptions};
+
+use crate::shutdown::shutdown_requested;
+use crate::temporal::connect;
+
+/// How often a waiting call or a stream reads a task's event log.
+const POLL_INTERVAL: Duration = Duration::from_millis(250);
+
+pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
+    let settings = Settings::load(config)?;
+    let address = temporal_address(&settings)?;
+    let connection = connect(&settings.temporal, &address).await.with_context(|| {
+        match settings.temporal.mode {
+            TemporalMode::Embedded => format!(
+                "the gateway joins the embedded Temporal server of `baton worker` at {address}: start the worker first"
+            ),
+            TemporalMode::Remote => format!("connecting to Temporal at {address}"),
+        }
+    })?;
+    let client = Client::new(
+        connection,
+        ClientOptions::new(settings.temporal.namespace.clone()).build(),
+    )?;
+    let app = routes(&settings, client);
+    let listener = tokio::net::TcpListener::bind(settings.server.bind)
+        .await
+        .with_context(|| format!("server.bind: cannot listen on {}", settings.server.bind))?;
+    let base = public_url(&settings);
+    println!(
+        "gateway ready: {base} (listening on {})",
+        settings.server.bind
+    );
+    tracing::info!(bind = %settings.server.bind, base_url = %base, "gateway ready");
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async {
+        let signal = shutdown_requested().await;
+        tracing::info!("{signal}: stopping the gateway");
+    })
+    .await
+    .context("the gateway stopped with an error")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The gateway's routes for `settings`, over `client`.
+pub fn routes(settings: &Settings, client: Client) -> axum::Router {
+    let handler = TemporalHandler::new(
+        client,
+        GatewayConfig {
+            agent_id: settings.agent.id.clone(),
+            task_queue: settings.temporal.task_queue.clone(),
+            delegators: settings.server.delegators.clone(),
+            card: agent_card(settings),
+            poll_interval: POLL_INTERVAL,
+        },
+    );
+    let limits = Limits {
+        max_request_bytes: settings.server.max_request_bytes,
+        rate_limit_per_minute: settings.server.rate_limit_per_minute,
+    };
+    gateway_routes(handler, public_url(settings).path(), limits)
+}
+
+fn temporal_address(settings: &Settings) -> anyhow::Result<String> {
+    match settings.temporal.mode {
+        TemporalMode::Embedded => Ok(format!("127.0.0.1:{}", settings.temporal.embedded.port)),
+        TemporalMode::Remote => settings
+            .temporal
+            .address
+            .clone()
+            .context("temporal.address is required in remote mode"),
+    }
+}

@@ -1,0 +1,263 @@
+//! Baton as an A2A 1.0 agent: the official Python a2a-sdk client drives the gateway over
+//! JSON-RPC and HTTP+JSON, with a real Temporal server and `baton worker` behind it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess};
+use baton_tests::fake_model::{FakeModel, Scripted, reply};
+use baton_tests::sdk_client::SdkClient;
+use serde_json::{Value, json};
+
+fn baton() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_baton"))
+}
+
+fn replies(n: usize) -> Vec<Scripted> {
+    (1..=n).map(|i| reply(&format!("answer {i}"))).collect()
+}
+
+struct Agent {
+    _temporal: TestTemporal,
+    model: FakeModel,
+    _worker: WorkerProcess,
+    url: String,
+}
+
+async fn agent() -> Agent {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(replies(40)).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let url = config.base_url.clone().unwrap();
+    let worker = WorkerProcess::start(baton(), &config.render()).await;
+    Agent {
+        _temporal: temporal,
+        model,
+        _worker: worker,
+        url,
+    }
+}
+
+fn state(task: &Value) -> &str {
+    task["status"]["state"].as_str().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_card_is_served_with_caching_and_names_both_bindings() {
+    let agent = agent().await;
+    let http = reqwest::Client::new();
+    let response = http
+        .get(format!("{}/.well-known/agent-card.json", agent.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(
+        response.headers()["cache-control"]
+            .to_str()
+            .unwrap()
+            .contains("max-age")
+    );
+    let etag = response.headers()["etag"].to_str().unwrap().to_string();
+    let card: Value = response.json().await.unwrap();
+    let interfaces = card["supportedInterfaces"].as_array().unwrap();
+    let bindings: Vec<&str> = interfaces
+        .iter()
+        .map(|i| i["protocolBinding"].as_str().unwrap())
+        .collect();
+    assert_eq!(bindings, ["JSONRPC", "HTTP+JSON"]);
+    assert_eq!(card["capabilities"]["streaming"], true);
+    assert_eq!(card["capabilities"]["pushNotifications"], true);
+    assert!(
+        card["capabilities"]["extensions"]
+            .to_string()
+            .contains("ext/task/v1")
+    );
+    assert!(card.get("securitySchemes").is_none());
+
+    let again = http
+        .get(format!("{}/.well-known/agent-card.json", agent.url))
+        .header("If-None-Match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+}
+
+#[tokio::test]
+async fn a_missing_a2a_version_is_read_as_0_3_and_refused() {
+    let agent = agent().await;
+    let http = reqwest::Client::new();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}});
+    for url in [format!("{}/", agent.url), agent.url.clone()] {
+        let answer: Value = http
+            .post(&url)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(answer["error"]["code"], -32009, "{url}: {answer}");
+    }
+    let rest = http
+        .get(format!("{}/tasks/x", agent.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), 400);
+}
+
+#[tokio::test]
+async fn the_a2a_sdk_client_sends_follows_lists_and_cancels_over_both_bindings() {
+    let agent = agent().await;
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let alice = SdkClient::new(&agent.url, binding, "alice");
+        let stranger = SdkClient::new(&agent.url, binding, "mallory");
+
+        // A blocking send: the conversation answers and parks, awaiting the next message.
+        let sent = alice.call("send", &["--text", "Hello there"]).await.ok();
+        let task = &sent[0]["task"];
+        assert_eq!(
+            state(task),
+            "TASK_STATE_INPUT_REQUIRED",
+            "{binding}: {task}"
+        );
+        let task_id = task["id"].as_str().unwrap().to_string();
+        let answer = task["status"]["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap();
+        assert!(answer.starts_with("answer"), "{task}");
+        assert!(
+            task["metadata"]
+                .to_string()
+                .contains("awaiting-next-message")
+        );
+
+        // GetTask honours historyLength.
+        let got = alice
+            .call("get", &["--task-id", &task_id, "--history-length", "1"])
+            .await
+            .ok();
+        assert_eq!(got[0]["history"].as_array().unwrap().len(), 1);
+        let full = alice.call("get", &["--task-id", &task_id]).await.ok();
+        assert_eq!(
+            full[0]["history"].as_array().unwrap().len(),
+            2,
+            "{}",
+            full[0]
+        );
+
+        // A follow-up message on the task, streamed: the snapshot, then the events to the park.
+        let streamed = alice
+            .call("stream", &["--task-id", &task_id, "--text", "And again"])
+            .await
+            .ok();
+        assert!(
+            streamed[0].get("task").is_some(),
+            "the snapshot first: {streamed:?}"
+        );
+        let last = &streamed.last().unwrap()["statusUpdate"];
+        assert_eq!(
+            last["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+            "{streamed:?}"
+        );
+
+        // Strangers see nothing.
+        assert_eq!(
+            stranger
+                .call("get", &["--task-id", &task_id])
+                .await
+                .reason(),
+            "TASK_NOT_FOUND"
+        );
+        let listed = stranger.call("list", &[]).await.ok();
+        assert!(
+            listed[0]
+                .get("tasks")
+                .is_none_or(|t| t.as_array().unwrap().is_empty())
+        );
+        let mine = alice.call("list", &[]).await.ok();
+        assert!(mine[0]["tasks"].to_string().contains(&task_id), "{mine:?}");
+
+        // Cancel, then every call a closed task refuses.
+        let canceled = alice.call("cancel", &["--task-id", &task_id]).await.ok();
+        assert_eq!(state(&canceled[0]), "TASK_STATE_CANCELED");
+        assert_eq!(
+            alice
+                .call("cancel", &["--task-id", &task_id])
+                .await
+                .reason(),
+            "TASK_NOT_CANCELABLE"
+        );
+        assert_eq!(
+            alice
+                .call("subscribe", &["--task-id", &task_id])
+                .await
+                .reason(),
+            "UNSUPPORTED_OPERATION"
+        );
+        assert_eq!(
+            alice
+                .call("send", &["--task-id", &task_id, "--text", "hello?"])
+                .await
+                .reason(),
+            "UNSUPPORTED_OPERATION"
+        );
+        assert_eq!(
+            alice
+                .call("get", &["--task-id", "no-such-task"])
+                .await
+                .reason(),
+            "TASK_NOT_FOUND"
+        );
+    }
+    assert!(agent.model.requests().len() >= 4);
+}
+
+#[tokio::test]
+async fn return_immediately_answers_once_the_task_exists_and_subscribe_follows_it() {
+    let agent = agent().await;
+    let alice = SdkClient::new(&agent.url, "JSONRPC", "alice");
+    let sent = alice
+        .call("send", &["--text", "Hello", "--return-immediately"])
+        .await
+        .ok();
+    let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
+    let parked = wait_state(&alice, &task_id, "TASK_STATE_INPUT_REQUIRED").await;
+    assert_eq!(parked["id"], task_id.as_str());
+
+    let follower = tokio::spawn({
+        let url = agent.url.clone();
+        let task_id = task_id.clone();
+        async move {
+            SdkClient::new(&url, "JSONRPC", "alice")
+                .call("subscribe", &["--task-id", &task_id])
+                .await
+                .ok()
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    alice.call("cancel", &["--task-id", &task_id]).await.ok();
+    let events = tokio::time::timeout(Duration::from_secs(30), follower)
+        .await
+        .expect("the subscription ends at the terminal state")
+        .unwrap();
+    assert!(events[0].get("task").is_some(), "{events:?}");
+    assert_eq!(
+        events.last().unwrap()["statusUpdate"]["status"]["state"],
+        "TASK_STATE_CANCELED"
+    );
+}
+
+async fn wait_state(client: &SdkClient, task_id: &str, wanted: &str) -> Value {
+    for _ in 0..100 {
+        let got = client.call("get", &["--task-id", task_id]).await.ok();
+        if state(&got[0]) == wanted {
+            return got[0].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("task {task_id} never reached {wanted}");
+}

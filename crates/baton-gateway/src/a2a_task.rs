@@ -1,0 +1,199 @@
+//! What Temporal knows of a task, as A2A 1.0 says it: the `task` query's view as an A2A `Task`,
+//! and the event log as `StreamResponse` events.
+
+use std::collections::HashMap;
+
+use a2a::{
+    Artifact, Message, Part, Role, StreamResponse, Task, TaskState as A2aState, TaskStatus,
+    TaskStatusUpdateEvent,
+};
+use baton_proto::{EventEntry, MessageRole, TaskEvent, TaskMessage, TaskState, TaskView};
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+/// Where the status extension keeps the sub-state, and the task extension its data.
+pub const STATUS_METADATA_KEY: &str = "io.github.madarauchiha-314.tiny-harness/status";
+pub const TASK_METADATA_KEY: &str = "io.github.madarauchiha-314.tiny-harness/task";
+
+pub fn to_a2a(state: TaskState) -> A2aState {
+    match state {
+        TaskState::Submitted => A2aState::Submitted,
+        TaskState::Working => A2aState::Working,
+        TaskState::InputRequired => A2aState::InputRequired,
+        TaskState::AuthRequired => A2aState::AuthRequired,
+        TaskState::Completed => A2aState::Completed,
+        TaskState::Failed => A2aState::Failed,
+        TaskState::Canceled => A2aState::Canceled,
+        TaskState::Rejected => A2aState::Rejected,
+    }
+}
+
+/// The A2A `Task` for a view; `history_length` as GetTask defines it (absent: all).
+pub fn task_of(view: &TaskView, history_length: Option<i32>) -> Task {
+    let context_id = context_of(view);
+    let history: Vec<Message> = view
+        .messages
+        .iter()
+        .map(|m| message_of(&view.task_id, &context_id, m))
+        .collect();
+    let keep = history_length.map_or(history.len(), |n| n.max(0) as usize);
+    let history = history[history.len().saturating_sub(keep)..].to_vec();
+    Task {
+        id: view.task_id.clone(),
+        context_id: context_id.clone(),
+        status: status_of(view, &context_id),
+        artifacts: answer_artifact(view),
+        history: (!history.is_empty()).then_some(history),
+        metadata: Some(metadata_of(view)),
+    }
+}
+
+/// The stream events for log entries, in order. A status event carries the agent's latest
+/// answer as its message when it parks or ends the task.
+pub fn events_of(view: &TaskView, entries: &[EventEntry]) -> Vec<StreamResponse> {
+    let context_id = context_of(view);
+    let mut last_answer: Option<&TaskMessage> = None;
+    let mut out = Vec::new();
+    for entry in entries {
+        match &entry.event {
+            TaskEvent::Message { message } if message.role == MessageRole::Agent => {
+                last_answer = Some(message);
+            }
+            TaskEvent::Status {
+                state,
+                sub_state,
+                message,
+            } => {
+                let says = message
+                    .as_ref()
+                    .map(|text| {
+                        agent_message(
+                            &view.task_id,
+                            &context_id,
+                            &format!("{}:status:{}", view.task_id, entry.seq),
+                            text,
+                        )
+                    })
+                    .or_else(|| {
+                        (state.is_terminal() || state.is_interrupted())
+                            .then_some(last_answer)
+                            .flatten()
+                            .map(|m| message_of(&view.task_id, &context_id, m))
+                    });
+                out.push(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                    task_id: view.task_id.clone(),
+                    context_id: context_id.clone(),
+                    status: TaskStatus {
+                        state: to_a2a(*state),
+                        message: says,
+                        timestamp: parse_time(&entry.at),
+                    },
+                    metadata: sub_state.as_ref().map(|s| status_metadata(s)),
+                }));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn context_of(view: &TaskView) -> String {
+    view.context_id
+        .clone()
+        .unwrap_or_else(|| view.task_id.clone())
+}
+
+fn status_of(view: &TaskView, context_id: &str) -> TaskStatus {
+    let message = match &view.status_message {
+        Some(text) => Some(agent_message(
+            &view.task_id,
+            context_id,
+            &format!("{}:status", view.task_id),
+            text,
+        )),
+        None if view.state.is_terminal() || view.state.is_interrupted() => view
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == MessageRole::Agent)
+            .map(|m| message_of(&view.task_id, context_id, m)),
+        None => None,
+    };
+    TaskStatus {
+        state: to_a2a(view.state),
+        message,
+        timestamp: view.updated_at.as_deref().and_then(parse_time),
+    }
+}
+
+fn answer_artifact(view: &TaskView) -> Option<Vec<Artifact>> {
+    let answer = view
+        .last_answer
+        .as_ref()
+        .filter(|_| view.state == TaskState::Completed)?;
+    Some(vec![Artifact {
+        artifact_id: format!("{}:answer", view.task_id),
+        name: Some("answer".into()),
+        description: None,
+        parts: vec![Part::text(answer.clone())],
+        metadata: None,
+        extensions: None,
+    }])
+}
+
+fn metadata_of(view: &TaskView) -> HashMap<String, Value> {
+    let mut metadata = HashMap::new();
+    metadata.insert(
+        TASK_METADATA_KEY.to_string(),
+        json!({
+            "name": view.name,
+            "participants": view.participants,
+            "sub_tasks": view.sub_tasks,
+        }),
+    );
+    if let Some(sub_state) = &view.sub_state {
+        metadata.extend(status_metadata(sub_state));
+    }
+    metadata
+}
+
+fn status_metadata(sub_state: &str) -> HashMap<String, Value> {
+    HashMap::from([(
+        STATUS_METADATA_KEY.to_string(),
+        json!({ "sub_state": sub_state }),
+    )])
+}
+
+fn message_of(task_id: &str, context_id: &str, message: &TaskMessage) -> Message {
+    Message {
+        message_id: message.message_id.clone(),
+        context_id: Some(context_id.to_string()),
+        task_id: Some(task_id.to_string()),
+        role: match message.role {
+            MessageRole::User => Role::User,
+            MessageRole::Agent => Role::Agent,
+        },
+        parts: vec![Part::text(message.text.clone())],
+        metadata: None,
+        extensions: None,
+        reference_task_ids: None,
+    }
+}
+
+fn agent_message(task_id: &str, context_id: &str, id: &str, text: &str) -> Message {
+    message_of(
+        task_id,
+        context_id,
+        &TaskMessage {
+            message_id: id.to_string(),
+            role: MessageRole::Agent,
+            text: text.to_string(),
+        },
+    )
+}
+
+fn parse_time(at: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(at)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}

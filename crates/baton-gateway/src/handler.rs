@@ -1,0 +1,463 @@
+//! A2A 1.0 served over Temporal. Every call becomes a workflow update, query or cancel: the
+//! gateway keeps no task state, so any number of gateways can serve the same tasks.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a::{
+    A2AError, AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, SendMessageResponse,
+    StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
+};
+use a2a_server::{RequestHandler, ServiceParams};
+use async_trait::async_trait;
+use baton_core::extensions::SUPPORTED_EXTENSIONS;
+use baton_core::push_token::hex;
+use baton_proto::{EventPage, InboxReceipt, TaskState, TaskView};
+use baton_workflows::TaskWorkflow;
+use futures::stream::BoxStream;
+use sha2::{Digest, Sha256};
+use temporalio_client::errors::{
+    WorkflowQueryError, WorkflowUpdateError, WorkflowUpdateWithStartError,
+};
+use temporalio_client::{
+    Client, WorkflowCancelOptions, WorkflowExecuteUpdateOptions, WorkflowIdConflictPolicy,
+    WorkflowQueryOptions, WorkflowUpdateWithStartOptions,
+};
+use tokio_stream::wrappers::ReceiverStream;
+
+use crate::a2a_task::{events_of, task_of};
+use crate::identity::{required_caller, sender};
+use crate::intake::{Trust, follow_up, inbox_message, new_task};
+use crate::listing::list_tasks;
+
+/// What the gateway serves, from the agent's settings.
+pub struct GatewayConfig {
+    pub agent_id: String,
+    pub task_queue: String,
+    pub delegators: Vec<String>,
+    pub card: AgentCard,
+    /// How often a waiting call or a stream reads the task's event log.
+    pub poll_interval: Duration,
+}
+
+/// The `RequestHandler` of Baton's gateway.
+#[derive(Clone)]
+pub struct TemporalHandler {
+    pub(crate) client: Client,
+    pub(crate) config: Arc<GatewayConfig>,
+}
+
+/// How long a blocking SendMessage waits for the task to settle before it answers with the task
+/// as it stands.
+const BLOCKING_WAIT: Duration = Duration::from_secs(600);
+
+/// When a stream of events ends.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EndAt {
+    /// A terminal or interrupted state: the end of a streaming send.
+    Settled,
+    /// A terminal state only: the end of a subscription.
+    Terminal,
+}
+
+impl EndAt {
+    fn reached(self, state: TaskState) -> bool {
+        state.is_terminal() || (self == EndAt::Settled && state.is_interrupted())
+    }
+}
+
+impl TemporalHandler {
+    pub fn new(client: Client, config: GatewayConfig) -> Self {
+        TemporalHandler {
+            client,
+            config: Arc::new(config),
+        }
+    }
+
+    /// Refuses an `A2A-Extensions` URI the card does not advertise, before anything is created.
+    fn check_extensions(&self, params: &ServiceParams) -> Result<(), A2AError> {
+        let requested: Vec<String> = params
+            .get("a2a-extensions")
+            .into_iter()
+            .flatten()
+            .flat_map(|v| v.split(','))
+            .map(|uri| uri.trim().to_string())
+            .filter(|uri| !uri.is_empty())
+            .collect();
+        let unknown: Vec<&String> = requested
+            .iter()
+            .filter(|uri| !SUPPORTED_EXTENSIONS.contains(&uri.as_str()))
+            .collect();
+        if unknown.is_empty() {
+            Ok(())
+        } else {
+            Err(A2AError::unsupported_operation(format!(
+                "unsupported A2A extension(s): {}",
+                unknown
+                    .iter()
+                    .map(|u| u.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )))
+        }
+    }
+
+    /// Delivers a message: the inbox update of its task, starting the task if it is new.
+    async fn deliver(
+        &self,
+        params: &ServiceParams,
+        message: &Message,
+    ) -> Result<(String, InboxReceipt), A2AError> {
+        let sender = sender(params, message)?;
+        if let Some(task_id) = message.task_id.clone().filter(|id| !id.is_empty()) {
+            let inbox = follow_up(&sender, message)?;
+            let view = self.view(&task_id).await?;
+            if !view.participants.iter().any(|p| p.id == sender) {
+                return Err(A2AError::task_not_found(&task_id));
+            }
+            if view.state.is_terminal() {
+                return Err(A2AError::unsupported_operation(format!(
+                    "task {task_id} is in a terminal state ({}) and takes no more messages",
+                    view.state
+                )));
+            }
+            let receipt = self
+                .client
+                .get_workflow_handle::<TaskWorkflow>(task_id.as_str())
+                .execute_update(
+                    TaskWorkflow::inbox,
+                    inbox,
+                    WorkflowExecuteUpdateOptions::default(),
+                )
+                .await
+                .map_err(|e| update_error(&task_id, e))?;
+            return Ok((task_id, receipt));
+        }
+        // A retried first message lands on the same task: its id derives from the sender and
+        // the message id, and the inbox drops the duplicate.
+        let task_id = derived_id(&[&sender, &message.message_id]);
+        let context_id = message
+            .context_id
+            .clone()
+            .filter(|c| !c.is_empty())
+            .unwrap_or_else(|| derived_id(&[&task_id, "context"]));
+        let trust = Trust {
+            agent_id: &self.config.agent_id,
+            delegators: &self.config.delegators,
+        };
+        let input = new_task(&sender, message, &context_id, &trust)?;
+        let options = WorkflowUpdateWithStartOptions::new(
+            self.config.task_queue.clone(),
+            task_id.clone(),
+            WorkflowIdConflictPolicy::UseExisting,
+        )
+        .build();
+        let receipt = self
+            .client
+            .execute_update_with_start_workflow(
+                TaskWorkflow::run,
+                input.into(),
+                TaskWorkflow::inbox,
+                inbox_message(&sender, message),
+                options,
+            )
+            .await
+            .map_err(|e| match e {
+                WorkflowUpdateWithStartError::Update(e) => update_error(&task_id, e),
+                other => A2AError::internal(format!("the task could not be started: {other}")),
+            })?;
+        Ok((task_id, receipt))
+    }
+
+    pub(crate) async fn view(&self, task_id: &str) -> Result<TaskView, A2AError> {
+        self.client
+            .get_workflow_handle::<TaskWorkflow>(task_id)
+            .query(TaskWorkflow::task, (), WorkflowQueryOptions::default())
+            .await
+            .map_err(|e| query_error(task_id, e))
+    }
+
+    async fn events(&self, task_id: &str, cursor: u64) -> Result<EventPage, A2AError> {
+        self.client
+            .get_workflow_handle::<TaskWorkflow>(task_id)
+            .query(
+                TaskWorkflow::events_since,
+                cursor,
+                WorkflowQueryOptions::default(),
+            )
+            .await
+            .map_err(|e| query_error(task_id, e))
+    }
+
+    /// The task, if `caller` is one of its participants; "not found" otherwise.
+    async fn visible_view(
+        &self,
+        params: &ServiceParams,
+        task_id: &str,
+    ) -> Result<TaskView, A2AError> {
+        let caller = required_caller(params, task_id)?;
+        let view = self.view(task_id).await?;
+        if view.participants.iter().any(|p| p.id == caller) {
+            Ok(view)
+        } else {
+            Err(A2AError::task_not_found(task_id))
+        }
+    }
+
+    /// Waits until a state change after `cursor` settles the task (terminal or interrupted).
+    async fn wait_settled(&self, task_id: &str, cursor: u64) -> Result<TaskView, A2AError> {
+        let deadline = tokio::time::Instant::now() + BLOCKING_WAIT;
+        let mut next = cursor;
+        loop {
+            let page = self.events(task_id, next).await?;
+            next = page.next_seq;
+            let settled = page.events.iter().any(|e| {
+                matches!(e.event, baton_proto::TaskEvent::Status { state, .. } if EndAt::Settled.reached(state))
+            });
+            if settled || page.closed || tokio::time::Instant::now() >= deadline {
+                return self.view(task_id).await;
+            }
+            tokio::time::sleep(self.config.poll_interval).await;
+        }
+    }
+
+    /// A stream of the task's snapshot, then its events from `cursor`, until `end`. The poller
+    /// stops as soon as the client hangs up.
+    fn stream(
+        &self,
+        task_id: String,
+        cursor: u64,
+        end: EndAt,
+        first: Task,
+    ) -> BoxStream<'static, Result<StreamResponse, A2AError>> {
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        let handler = self.clone();
+        tokio::spawn(async move {
+            if tx.send(Ok(StreamResponse::Task(first))).await.is_err() {
+                return;
+            }
+            let mut next = cursor;
+            loop {
+                let page = match handler.events(&task_id, next).await {
+                    Ok(page) => page,
+                    Err(error) => {
+                        tx.send(Err(error)).await.ok();
+                        return;
+                    }
+                };
+                next = page.next_seq;
+                let mut finished = page.closed;
+                if !page.events.is_empty() {
+                    let view = match handler.view(&task_id).await {
+                        Ok(view) => view,
+                        Err(error) => {
+                            tx.send(Err(error)).await.ok();
+                            return;
+                        }
+                    };
+                    for event in events_of(&view, &page.events) {
+                        if let StreamResponse::StatusUpdate(update) = &event {
+                            let state = baton_core::a2a_state::from_a2a(&update.status.state);
+                            finished |= end.reached(state);
+                        }
+                        if tx.send(Ok(event)).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                if finished {
+                    return;
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(handler.config.poll_interval) => {}
+                    () = tx.closed() => return,
+                }
+            }
+        });
+        Box::pin(ReceiverStream::new(rx))
+    }
+}
+
+#[async_trait]
+impl RequestHandler for TemporalHandler {
+    async fn send_message(
+        &self,
+        params: &ServiceParams,
+        req: SendMessageRequest,
+    ) -> Result<SendMessageResponse, A2AError> {
+        self.check_extensions(params)?;
+        let (task_id, receipt) = self.deliver(params, &req.message).await?;
+        let configuration = req.configuration.as_ref();
+        let history_length = configuration.and_then(|c| c.history_length);
+        let view = if configuration.and_then(|c| c.return_immediately) == Some(true) {
+            self.view(&task_id).await?
+        } else {
+            self.wait_settled(&task_id, receipt.cursor).await?
+        };
+        Ok(SendMessageResponse::Task(task_of(&view, history_length)))
+    }
+
+    async fn send_streaming_message(
+        &self,
+        params: &ServiceParams,
+        req: SendMessageRequest,
+    ) -> Result<BoxStream<'static, Result<StreamResponse, A2AError>>, A2AError> {
+        self.check_extensions(params)?;
+        let (task_id, receipt) = self.deliver(params, &req.message).await?;
+        let snapshot = task_of(&self.view(&task_id).await?, None);
+        Ok(self.stream(task_id, receipt.cursor, EndAt::Settled, snapshot))
+    }
+
+    async fn get_task(
+        &self,
+        params: &ServiceParams,
+        req: GetTaskRequest,
+    ) -> Result<Task, A2AError> {
+        let view = self.visible_view(params, &req.id).await?;
+        Ok(task_of(&view, req.history_length))
+    }
+
+    async fn list_tasks(
+        &self,
+        params: &ServiceParams,
+        req: ListTasksRequest,
+    ) -> Result<ListTasksResponse, A2AError> {
+        list_tasks(self, params, req).await
+    }
+
+    async fn cancel_task(
+        &self,
+        params: &ServiceParams,
+        req: CancelTaskRequest,
+    ) -> Result<Task, A2AError> {
+        let view = self.visible_view(params, &req.id).await?;
+        if view.state.is_terminal() {
+            return Err(A2AError::task_not_cancelable(&req.id));
+        }
+        self.client
+            .get_workflow_handle::<TaskWorkflow>(req.id.as_str())
+            .cancel(
+                WorkflowCancelOptions::builder()
+                    .reason("cancelled over A2A".to_string())
+                    .build(),
+            )
+            .await
+            .map_err(|e| A2AError::internal(format!("the cancel could not be sent: {e}")))?;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let view = self.view(&req.id).await?;
+            if view.state.is_terminal() || tokio::time::Instant::now() >= deadline {
+                return Ok(task_of(&view, Some(0)));
+            }
+            tokio::time::sleep(self.config.poll_interval).await;
+        }
+    }
+
+    async fn subscribe_to_task(
+        &self,
+        params: &ServiceParams,
+        req: SubscribeToTaskRequest,
+    ) -> Result<BoxStream<'static, Result<StreamResponse, A2AError>>, A2AError> {
+        let view = self.visible_view(params, &req.id).await?;
+        if view.state.is_terminal() {
+            return Err(A2AError::unsupported_operation(format!(
+                "task {} is in a terminal state ({}): there is nothing to subscribe to",
+                req.id, view.state
+            )));
+        }
+        let cursor = self.events(&req.id, u64::MAX).await?.next_seq;
+        Ok(self.stream(req.id, cursor, EndAt::Terminal, task_of(&view, None)))
+    }
+
+    async fn create_push_config(
+        &self,
+        _params: &ServiceParams,
+        _req: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, A2AError> {
+        Err(A2AError::push_notification_not_supported())
+    }
+
+    async fn get_push_config(
+        &self,
+        _params: &ServiceParams,
+        _req: GetTaskPushNotificationConfigRequest,
+    ) -> Result<TaskPushNotificationConfig, A2AError> {
+        Err(A2AError::push_notification_not_supported())
+    }
+
+    async fn list_push_configs(
+        &self,
+        _params: &ServiceParams,
+        _req: ListTaskPushNotificationConfigsRequest,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, A2AError> {
+        Err(A2AError::push_notification_not_supported())
+    }
+
+    async fn delete_push_config(
+        &self,
+        _params: &ServiceParams,
+        _req: DeleteTaskPushNotificationConfigRequest,
+    ) -> Result<(), A2AError> {
+        Err(A2AError::push_notification_not_supported())
+    }
+
+    async fn get_extended_agent_card(
+        &self,
+        _params: &ServiceParams,
+        _req: GetExtendedAgentCardRequest,
+    ) -> Result<AgentCard, A2AError> {
+        Err(A2AError::extended_card_not_configured())
+    }
+}
+
+/// A stable id from its parts, shaped as a UUID.
+fn derived_id(parts: &[&str]) -> String {
+    let digest = hex(&Sha256::digest(parts.join("\n").as_bytes()));
+    format!(
+        "{}-{}-{}-{}-{}",
+        &digest[0..8],
+        &digest[8..12],
+        &digest[12..16],
+        &digest[16..20],
+        &digest[20..32]
+    )
+}
+
+fn update_error(task_id: &str, error: WorkflowUpdateError) -> A2AError {
+    match error {
+        WorkflowUpdateError::NotFound(_) => A2AError::task_not_found(task_id),
+        WorkflowUpdateError::Failed(failure) => {
+            let message = failure.message.clone();
+            if message.contains("not a participant") {
+                A2AError::task_not_found(task_id)
+            } else if message.contains("task is closed") {
+                A2AError::unsupported_operation(format!(
+                    "the task is in a terminal state and takes no more messages ({message})"
+                ))
+            } else {
+                A2AError::invalid_params(message)
+            }
+        }
+        other => A2AError::internal(format!("the message could not be delivered: {other}")),
+    }
+}
+
+fn query_error(task_id: &str, error: WorkflowQueryError) -> A2AError {
+    match error {
+        WorkflowQueryError::NotFound(_) | WorkflowQueryError::PayloadConversion(_) => {
+            A2AError::task_not_found(task_id)
+        }
+        other => {
+            let text = other.to_string();
+            // A workflow of another type (a stand-in) has no such query: not a task of ours.
+            if text.contains("unknown queryType") || text.contains("not found") {
+                A2AError::task_not_found(task_id)
+            } else {
+                A2AError::internal(format!("the task could not be read: {text}"))
+            }
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Turning an A2A message into a task: the brief it may carry (the task envelope) and the trust
+//! rule for the fields only a trusted creator may set.
+
+use a2a::{A2AError, Message, PartContent};
+use baton_core::extensions::ENVELOPE_MEDIA_TYPE;
+use baton_proto::{
+    InboxMessage, Lifecycle, Participant, ParticipantKind, ParticipantRole, TaskEnvelope,
+    TaskEnvelopePayload, TaskInput,
+};
+
+/// What the gateway knows of the agent it serves, for the trust rule.
+pub struct Trust<'a> {
+    /// This agent's own id: its own stand-ins brief every kind of child.
+    pub agent_id: &'a str,
+    /// `[server] delegators`: other participants trusted to brief a new task fully.
+    pub delegators: &'a [String],
+}
+
+impl Trust<'_> {
+    fn trusts(&self, sender: &str) -> bool {
+        sender == self.agent_id || self.delegators.iter().any(|d| d == sender)
+    }
+}
+
+/// The message's text parts, joined.
+pub fn text_of(message: &Message) -> String {
+    message
+        .parts
+        .iter()
+        .filter_map(|part| match &part.content {
+            PartContent::Text(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The task envelope the message carries, if any. A malformed one is an error, not ignored.
+pub fn envelope_of(message: &Message) -> Result<Option<TaskEnvelopePayload>, A2AError> {
+    let Some(part) = message
+        .parts
+        .iter()
+        .find(|p| p.media_type.as_deref() == Some(ENVELOPE_MEDIA_TYPE))
+    else {
+        return Ok(None);
+    };
+    let PartContent::Data(data) = &part.content else {
+        return Err(A2AError::invalid_params(
+            "a task envelope must be a data part",
+        ));
+    };
+    let envelope: TaskEnvelope = serde_json::from_value(data.clone())
+        .map_err(|e| A2AError::invalid_params(format!("the task envelope is not valid: {e}")))?;
+    if envelope.kind != baton_proto::ENVELOPE_KIND_TASK {
+        return Err(A2AError::invalid_params(format!(
+            "unsupported envelope kind {:?} (expected \"task\")",
+            envelope.kind
+        )));
+    }
+    Ok(Some(envelope.payload))
+}
+
+/// The input of a new task created by `sender` with `message`. Refuses the request whole when
+/// an untrusted sender sets a server-controlled field or names other participants (abuse cases
+/// 5 and 6): nothing is created.
+pub fn new_task(
+    sender: &str,
+    message: &Message,
+    context_id: &str,
+    trust: &Trust<'_>,
+) -> Result<TaskInput, A2AError> {
+    let text = text_of(message);
+    let brief = envelope_of(message)?.unwrap_or_default();
+    if !trust.trusts(sender) {
+        let controlled: Vec<&str> = [
+            ("lifecycle", brief.lifecycle.is_some()),
+            ("model", brief.model.is_some()),
+            ("reasoning_effort", brief.reasoning_effort.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect();
+        if !controlled.is_empty() {
+            return Err(A2AError::invalid_params(format!(
+                "task envelope cannot set server-controlled field(s) {}: participant {sender:?} is not a trusted delegator",
+                controlled.join(", ")
+            )));
+        }
+        if let Some(other) = brief.participants.iter().flatten().find(|p| p.id != sender) {
+            return Err(A2AError::invalid_params(format!(
+                "task envelope cannot name participant {:?}: participant {sender:?} is not a trusted delegator",
+                other.id
+            )));
+        }
+    }
+    let goal = brief
+        .goal
+        .clone()
+        .filter(|g| !g.trim().is_empty())
+        .unwrap_or_else(|| text.clone());
+    if goal.trim().is_empty() {
+        return Err(A2AError::invalid_params(
+            "the message has no text and the envelope no goal: there is nothing to do",
+        ));
+    }
+    let mut participants = brief.participants.unwrap_or_default();
+    if !participants.iter().any(|p| p.id == sender) {
+        participants.push(Participant {
+            id: sender.to_string(),
+            kind: ParticipantKind::Agent,
+            role: ParticipantRole::Reporter,
+            display_name: None,
+        });
+    }
+    Ok(TaskInput {
+        name: brief.name.unwrap_or_else(|| name_from(&goal)),
+        goal,
+        description: brief.description.unwrap_or_default(),
+        acceptance_criteria: brief.acceptance_criteria.unwrap_or_default(),
+        participants,
+        lifecycle: brief.lifecycle.unwrap_or(Lifecycle::Conversation),
+        model: brief.model,
+        reasoning_effort: brief.reasoning_effort,
+        parent_tasks: brief.parent_tasks.unwrap_or_default(),
+        limits: Default::default(),
+        context_id: Some(context_id.to_string()),
+        carry: None,
+    })
+}
+
+/// A message to an existing task: lifecycle and participants are fixed once the task exists
+/// (abuse case 7).
+pub fn follow_up(sender: &str, message: &Message) -> Result<InboxMessage, A2AError> {
+    if let Some(brief) = envelope_of(message)? {
+        if brief.lifecycle.is_some() || brief.participants.is_some() {
+            return Err(A2AError::invalid_params(
+                "lifecycle and participants can be set only on the first message of a new task",
+            ));
+        }
+    }
+    Ok(inbox_message(sender, message))
+}
+
+pub fn inbox_message(sender: &str, message: &Message) -> InboxMessage {
+    InboxMessage {
+        message_id: message.message_id.clone(),
+        participant_id: sender.to_string(),
+        text: text_of(message),
+    }
+}
+
+/// A short name from the goal's first words.
+fn name_from(goal: &str) -> String {
+    let words: Vec<&str> = goal.split_whitespace().take(8).collect();
+    let name = words.join(" ");
+    if name.chars().count() > 60 {
+        name.chars().take(59).collect::<String>() + "…"
+    } else {
+        name
+    }
+}

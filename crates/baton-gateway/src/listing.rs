@@ -1,0 +1,123 @@
+//! ListTasks: the tasks of this agent's task queue that the caller takes part in, newest first,
+//! read from Temporal visibility and each task's own `task` query.
+
+use a2a::{A2AError, ListTasksRequest, ListTasksResponse};
+use a2a_server::ServiceParams;
+use baton_core::a2a_state::from_a2a;
+use chrono::{DateTime, Utc};
+use futures::StreamExt;
+use temporalio_client::WorkflowListOptions;
+
+use crate::a2a_task::task_of;
+use crate::handler::TemporalHandler;
+use crate::identity::caller;
+
+const DEFAULT_PAGE_SIZE: i32 = 50;
+const MAX_PAGE_SIZE: i32 = 100;
+/// The most tasks one listing reads from visibility.
+const SCAN_LIMIT: usize = 1000;
+
+pub async fn list_tasks(
+    handler: &TemporalHandler,
+    params: &ServiceParams,
+    req: ListTasksRequest,
+) -> Result<ListTasksResponse, A2AError> {
+    let page_size = req.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
+    if !(1..=MAX_PAGE_SIZE).contains(&page_size) {
+        return Err(A2AError::invalid_params(format!(
+            "pageSize must be between 1 and {MAX_PAGE_SIZE} (got {page_size})"
+        )));
+    }
+    let offset: usize = match req.page_token.as_deref().filter(|t| !t.is_empty()) {
+        None => 0,
+        Some(token) => token
+            .parse()
+            .map_err(|_| A2AError::invalid_params("pageToken is not one this server issued"))?,
+    };
+    let Some(caller) = caller(params) else {
+        return Ok(empty(page_size));
+    };
+
+    let query = format!(
+        "WorkflowType = 'TaskWorkflow' AND TaskQueue = '{}'",
+        handler.config.task_queue.replace('\'', "")
+    );
+    let ids: Vec<String> = handler
+        .client
+        .list_workflows(
+            query,
+            WorkflowListOptions::builder().limit(SCAN_LIMIT).build(),
+        )
+        .filter_map(|run| async move { run.ok().map(|r| r.id().to_string()) })
+        .collect()
+        .await;
+
+    let mut views = Vec::new();
+    for id in dedup(ids) {
+        let Ok(view) = handler.view(&id).await else {
+            continue;
+        };
+        let visible = view.participants.iter().any(|p| p.id == caller);
+        let in_context = req
+            .context_id
+            .as_ref()
+            .is_none_or(|c| view.context_id.as_deref() == Some(c.as_str()));
+        let in_state = req
+            .status
+            .as_ref()
+            .is_none_or(|s| from_a2a(s) == view.state);
+        let recent = req.status_timestamp_after.is_none_or(|after| {
+            view.updated_at
+                .as_deref()
+                .and_then(|at| DateTime::parse_from_rfc3339(at).ok())
+                .is_some_and(|at| at.with_timezone(&Utc) > after)
+        });
+        if visible && in_context && in_state && recent {
+            views.push(view);
+        }
+    }
+    views.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+
+    let total = views.len();
+    let include_artifacts = req.include_artifacts == Some(true);
+    let tasks = views
+        .iter()
+        .skip(offset)
+        .take(page_size as usize)
+        .map(|view| {
+            let mut task = task_of(view, req.history_length.or(Some(0)));
+            if !include_artifacts {
+                task.artifacts = None;
+            }
+            task
+        })
+        .collect();
+    let next = offset + page_size as usize;
+    Ok(ListTasksResponse {
+        tasks,
+        next_page_token: if next < total {
+            next.to_string()
+        } else {
+            String::new()
+        },
+        page_size,
+        total_size: total as i32,
+    })
+}
+
+/// A task that continued as new is listed once per run: keep the first of each id.
+fn dedup(ids: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    ids.into_iter()
+        .filter(|id| seen.insert(id.clone()))
+        .collect()
+}
+
+fn empty(page_size: i32) -> ListTasksResponse {
+    ListTasksResponse {
+        tasks: Vec::new(),
+        next_page_token: String::new(),
+        page_size,
+        total_size: 0,
+    }
+}

@@ -1,0 +1,50 @@
+//! A2A-Version on the HTTP+JSON routes. The official JSON-RPC router checks it itself; the
+//! REST router does not, so this layer does, the same way: a missing version reads as 0.3, and
+//! anything but 1.x is refused with VersionNotSupported (HTTP 400).
+
+use axum::Json;
+use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+pub async fn require_a2a_1(request: Request, next: Next) -> Response {
+    let version = requested_version(&request);
+    if version.split('.').next().map(str::trim) == Some("1") {
+        return next.run(request).await;
+    }
+    let body = json!({"error": {
+        "code": 400,
+        "status": "FAILED_PRECONDITION",
+        "message": format!("A2A version '{version}' is not supported by this agent; send A2A-Version: 1.0"),
+        "details": [{
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": "VERSION_NOT_SUPPORTED",
+            "domain": "a2a-protocol.org",
+            "metadata": {}
+        }]
+    }});
+    (StatusCode::BAD_REQUEST, Json(body)).into_response()
+}
+
+/// The header, else the query parameter; absent means 0.3.
+fn requested_version(request: &Request) -> String {
+    if let Some(value) = request
+        .headers()
+        .get("a2a-version")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.trim().is_empty())
+    {
+        return value.trim().to_string();
+    }
+    request
+        .uri()
+        .query()
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(key, _)| key.eq_ignore_ascii_case("a2a-version"))
+        .map(|(_, value)| value.to_string())
+        .unwrap_or_else(|| "0.3".to_string())
+}

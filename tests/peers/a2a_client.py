@@ -1,0 +1,109 @@
+"""The official Python a2a-sdk client, driven from Baton's tests: one operation per run.
+
+  a2a_client.py --url URL --binding JSONRPC|HTTP+JSON --participant ID OP [options]
+
+OP is send, stream, get, list, cancel or subscribe. Results go to stdout as JSON (ProtoJSON
+dicts; a stream prints one event a line). An A2A error prints {"error": {"type", "reason",
+"message"}} and exits 3, so a test can check every error by its ErrorInfo reason.
+"""
+
+import argparse
+import asyncio
+import json
+import sys
+import uuid
+
+import httpx
+from google.protobuf.json_format import MessageToDict
+
+from a2a.client import ClientConfig, create_client
+from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+)
+from a2a.utils.errors import A2A_ERROR_REASONS, A2AError
+
+
+def emit(proto) -> None:
+    print(json.dumps(MessageToDict(proto)), flush=True)
+
+
+async def run(args: argparse.Namespace) -> None:
+    headers = {"X-Participant-Id": args.participant} if args.participant else {}
+    http = httpx.AsyncClient(headers=headers, timeout=60)
+    config = ClientConfig(
+        streaming=args.op in ("stream", "subscribe"),
+        httpx_client=http,
+        supported_protocol_bindings=[args.binding],
+        use_client_preference=True,
+    )
+    client = await create_client(args.url, client_config=config)
+    try:
+        if args.op in ("send", "stream"):
+            message = Message(
+                message_id=args.message_id or str(uuid.uuid4()),
+                role=Role.ROLE_USER,
+                parts=[Part(text=args.text)],
+            )
+            if args.task_id:
+                message.task_id = args.task_id
+            request = SendMessageRequest(
+                message=message,
+                configuration=SendMessageConfiguration(
+                    return_immediately=args.return_immediately
+                ),
+            )
+            async for event in client.send_message(request):
+                emit(event)
+        elif args.op == "get":
+            request = GetTaskRequest(id=args.task_id)
+            if args.history_length is not None:
+                request.history_length = args.history_length
+            emit(await client.get_task(request))
+        elif args.op == "list":
+            request = ListTasksRequest()
+            if args.context_id:
+                request.context_id = args.context_id
+            if args.page_size:
+                request.page_size = args.page_size
+            emit(await client.list_tasks(request))
+        elif args.op == "cancel":
+            emit(await client.cancel_task(CancelTaskRequest(id=args.task_id)))
+        elif args.op == "subscribe":
+            async for event in client.subscribe(SubscribeToTaskRequest(id=args.task_id)):
+                emit(event)
+    finally:
+        await client.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--binding", default="JSONRPC")
+    parser.add_argument("--participant", default="")
+    parser.add_argument("op", choices=["send", "stream", "get", "list", "cancel", "subscribe"])
+    parser.add_argument("--text", default="")
+    parser.add_argument("--task-id", default="")
+    parser.add_argument("--message-id", default="")
+    parser.add_argument("--context-id", default="")
+    parser.add_argument("--history-length", type=int)
+    parser.add_argument("--page-size", type=int)
+    parser.add_argument("--return-immediately", action="store_true")
+    args = parser.parse_args()
+    try:
+        asyncio.run(run(args))
+    except A2AError as error:
+        reason = A2A_ERROR_REASONS.get(type(error), "")
+        print(json.dumps({"error": {"type": type(error).__name__, "reason": reason, "message": error.message}}))
+        sys.exit(3)
+
+
+if __name__ == "__main__":
+    main()
