@@ -60,9 +60,13 @@ pub struct FakeModel {
     _stopping: watch::Sender<()>,
 }
 
+/// Decides the answer from the request, for tests where several tasks call the model at once.
+pub type Responder = Arc<dyn Fn(&Value) -> Scripted + Send + Sync>;
+
 #[derive(Default)]
 struct FakeState {
     script: VecDeque<Scripted>,
+    responder: Option<Responder>,
     received: Vec<(HeaderMap, Value)>,
     replies_sent: u64,
     tool_calls_sent: u64,
@@ -102,6 +106,16 @@ impl FakeModel {
             task,
             _stopping: stopping_tx,
         }
+    }
+
+    /// A server that answers every request with `responder(request)`: the answer depends on
+    /// what the model is shown, not on the order of the calls.
+    pub async fn responding(
+        responder: impl Fn(&Value) -> Scripted + Send + Sync + 'static,
+    ) -> FakeModel {
+        let model = FakeModel::start(Vec::new()).await;
+        model.lock().responder = Some(Arc::new(responder));
+        model
     }
 
     /// The API's base URL, as `[model] base_url` would name it: `http://127.0.0.1:PORT/v1`.
@@ -181,8 +195,12 @@ async fn chat_completions(
     let prompt_tokens = body.len() as u64 / 4;
     let answer = {
         let mut state = lock(&shared.state);
+        let next = state
+            .script
+            .pop_front()
+            .or_else(|| state.responder.as_ref().map(|respond| respond(&request)));
         state.received.push((headers, request));
-        match state.script.pop_front() {
+        match next {
             None => Answer::ScriptEmpty,
             Some(Scripted::Status(code, body)) => Answer::Status(code, body),
             Some(Scripted::Hang) => Answer::Hang,

@@ -11,9 +11,7 @@ use baton_activities::BatonActivities;
 use baton_core::brief::{brief_envelope, brief_text};
 use baton_core::completion::{Completion, decide_completion};
 use baton_core::context::render_task_section;
-use baton_core::spawn_subtask::{
-    SELF_AGENT, SPAWN_SUBTASK, SpawnRequest, ToolError, validate_spawn,
-};
+use baton_core::spawn_subtask::{SPAWN_SUBTASK, SpawnRequest, ToolError, validate_spawn};
 use baton_core::sub_tasks::AWAITING_NEXT_MESSAGE;
 use baton_core::sub_tasks::{apply_child_done, creation_failed_note, map_remote_state};
 use baton_core::tool_result::{spawned_content, tool_error_content};
@@ -204,6 +202,9 @@ impl TaskWorkflow {
             .iter()
             .any(|m| m.role == MessageRole::User && m.message_id == message.message_id);
         if !duplicate {
+            // The message that created the task is its brief: the model reads it in the task
+            // section (goal, description, criteria), not a second time as a message.
+            let is_the_brief = self.turns == 0 && self.messages.is_empty();
             let entry = TaskMessage {
                 message_id: message.message_id.clone(),
                 role: MessageRole::User,
@@ -212,8 +213,6 @@ impl TaskWorkflow {
             self.messages.push(entry.clone());
             self.log
                 .push(ctx.workflow_time(), TaskEvent::Message { message: entry });
-            // The message that created the task is its goal: the model reads it there.
-            let is_the_brief = self.turns == 0 && message.text == self.input.goal;
             if !is_the_brief {
                 self.history.push(HistoryItem::User {
                     text: message.text,
@@ -470,18 +469,6 @@ async fn run_tool_call(
     let registered: BTreeSet<String> = agents.iter().cloned().collect();
     match validate_spawn(&call.arguments, &registered) {
         Err(error) => tool_error_content(&error),
-        Ok(request) if request.agent == SELF_AGENT => tool_error_content(&ToolError {
-            code: "agent.unavailable".into(),
-            message: "delegating to this agent itself (agent null or \"self\") needs Baton's A2A \
-                      gateway, which this version does not serve yet; delegate to another listed \
-                      agent, or do the step yourself"
-                .into(),
-            rejected: Some(SELF_AGENT.into()),
-            available: registered
-                .into_iter()
-                .filter(|id| id != SELF_AGENT)
-                .collect(),
-        }),
         Ok(request) => delegate(ctx, request).await,
     }
 }

@@ -22,7 +22,7 @@ fn text(request: &Value) -> String {
 const WITHIN: Duration = Duration::from_secs(60);
 
 #[tokio::test]
-async fn an_unknown_or_self_agent_is_refused_at_the_call_and_nothing_is_created() {
+async fn an_unknown_agent_is_refused_at_the_call_and_nothing_is_created() {
     let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--name", "Ledger"]).await;
     let model = FakeModel::start(vec![
@@ -32,7 +32,7 @@ async fn an_unknown_or_self_agent_is_refused_at_the_call_and_nothing_is_created(
         ),
         call(
             "spawn_subtask",
-            json!({"name": "y", "goal": "g", "agent": null}),
+            json!({"name": "y", "goal": "g", "agent": ""}),
         ),
         reply("I will do it myself."),
     ])
@@ -59,7 +59,10 @@ async fn an_unknown_or_self_agent_is_refused_at_the_call_and_nothing_is_created(
         "{second}"
     );
     let third = text(&requests[2]);
-    assert!(third.contains("agent.unavailable"), "{third}");
+    assert!(
+        third.contains("no agent ''; available: ledger, self"),
+        "{third}"
+    );
     assert_eq!(
         peer.stats().await["tasks_created"],
         0,

@@ -131,12 +131,12 @@ pub fn new_task(
 /// A message to an existing task: lifecycle and participants are fixed once the task exists
 /// (abuse case 7).
 pub fn follow_up(sender: &str, message: &Message) -> Result<InboxMessage, A2AError> {
-    if let Some(brief) = envelope_of(message)? {
-        if brief.lifecycle.is_some() || brief.participants.is_some() {
-            return Err(A2AError::invalid_params(
-                "lifecycle and participants can be set only on the first message of a new task",
-            ));
-        }
+    if let Some(brief) = envelope_of(message)?
+        && (brief.lifecycle.is_some() || brief.participants.is_some())
+    {
+        return Err(A2AError::invalid_params(
+            "lifecycle and participants can be set only on the first message of a new task",
+        ));
     }
     Ok(inbox_message(sender, message))
 }
