@@ -67,7 +67,7 @@ async fn the_card_is_served_with_caching_and_names_both_bindings() {
         .collect();
     assert_eq!(bindings, ["JSONRPC", "HTTP+JSON"]);
     assert_eq!(card["capabilities"]["streaming"], true);
-    assert_eq!(card["capabilities"]["pushNotifications"], true);
+    assert_eq!(card["capabilities"]["pushNotifications"], false);
     assert!(
         card["capabilities"]["extensions"]
             .to_string()
@@ -260,4 +260,55 @@ async fn wait_state(client: &SdkClient, task_id: &str, wanted: &str) -> Value {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     panic!("task {task_id} never reached {wanted}");
+}
+
+#[tokio::test]
+async fn a_gateway_restart_loses_nothing() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(replies(10)).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let url = config.base_url.clone().unwrap();
+    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+    let alice = SdkClient::new(&url, "JSONRPC", "alice");
+    let sent = alice.call("send", &["--text", "Remember me"]).await.ok();
+    let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
+
+    // The gateway (and the worker with it) goes away and comes back: all state is in Temporal.
+    worker.kill().await;
+    worker.restart().await;
+
+    let got = alice.call("get", &["--task-id", &task_id]).await.ok();
+    assert_eq!(state(&got[0]), "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(got[0]["history"].as_array().unwrap().len(), 2);
+    let follower = tokio::spawn({
+        let url = url.clone();
+        let task_id = task_id.clone();
+        async move {
+            SdkClient::new(&url, "HTTP+JSON", "alice")
+                .call("subscribe", &["--task-id", &task_id])
+                .await
+                .ok()
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let next = alice
+        .call("send", &["--task-id", &task_id, "--text", "Still there?"])
+        .await
+        .ok();
+    assert_eq!(state(&next[0]["task"]), "TASK_STATE_INPUT_REQUIRED");
+    alice.call("cancel", &["--task-id", &task_id]).await.ok();
+    let events = tokio::time::timeout(Duration::from_secs(30), follower)
+        .await
+        .expect("the subscription ends")
+        .unwrap();
+    assert_eq!(events[0]["task"]["id"], task_id.as_str());
+    let states: Vec<&str> = events[1..]
+        .iter()
+        .filter_map(|e| e["statusUpdate"]["status"]["state"].as_str())
+        .collect();
+    assert_eq!(states.last(), Some(&"TASK_STATE_CANCELED"), "{events:?}");
+    assert!(
+        states.contains(&"TASK_STATE_WORKING"),
+        "the follow-up's turn streamed: {states:?}"
+    );
 }

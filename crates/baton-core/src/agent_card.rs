@@ -45,7 +45,9 @@ pub fn agent_card(settings: &Settings) -> AgentCard {
         ],
         capabilities: AgentCapabilities {
             streaming: Some(true),
-            push_notifications: Some(true),
+            // The gateway does not take push configs for its own tasks yet: say so, so that a
+            // caller (a Baton stand-in included) follows instead of registering in vain.
+            push_notifications: Some(false),
             extensions: Some(
                 SUPPORTED_EXTENSIONS
                     .iter()
@@ -149,6 +151,6 @@ mod tests {
         assert_eq!(uris, SUPPORTED_EXTENSIONS);
         assert!(extensions.iter().all(|e| e.required == Some(false)));
         assert_eq!(card.capabilities.streaming, Some(true));
-        assert_eq!(card.capabilities.push_notifications, Some(true));
+        assert_eq!(card.capabilities.push_notifications, Some(false));
     }
 }
