@@ -234,3 +234,190 @@ impl WorkerConfig {
 pub fn task_input(name: &str, goal: &str) -> TaskInput {
     serde_json::from_value(serde_json::json!({"name": name, "goal": goal})).unwrap()
 }
+
+/// POSTs `body` to `url` with `headers` (and a Content-Length); returns the status and the
+/// response body.
+pub async fn http_post(url: &str, headers: &[(&str, &str)], body: Vec<u8>) -> (u16, String) {
+    let mut request = reqwest::Client::new().post(url).body(body);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.expect("POSTing to the HTTP server");
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap_or_default())
+}
+
+/// POSTs `body` to `url` with `headers` in 4 KiB chunks and no Content-Length (chunked
+/// transfer encoding); returns the status and the response body.
+pub async fn http_post_chunked(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> (u16, String) {
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+        body.chunks(4096).map(|c| Ok(c.to_vec())).collect();
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .body(reqwest::Body::wrap_stream(futures::stream::iter(chunks)));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.expect("POSTing a chunked body");
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap_or_default())
+}
+
+/// One A2A 1.0 JSON-RPC call (`A2A-Version: 1.0`) on `rpc_url`, as `participant` when given
+/// (`X-Participant-Id`); returns the whole JSON-RPC response.
+pub async fn a2a_rpc(
+    rpc_url: &str,
+    method: &str,
+    params: serde_json::Value,
+    participant: Option<&str>,
+) -> serde_json::Value {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut request = reqwest::Client::new()
+        .post(rpc_url)
+        .header("A2A-Version", "1.0")
+        .json(&body);
+    if let Some(participant) = participant {
+        request = request.header("X-Participant-Id", participant);
+    }
+    let response = request.send().await.expect("calling the A2A agent");
+    response.json().await.expect("a JSON-RPC response is JSON")
+}
+
+/// A forwarding proxy in front of an A2A agent, for faults the agent itself cannot script: it
+/// serves the agent's card with the proxy's URL in place of the agent's (so every call comes
+/// through it), forwards every other request as is (streams included), and answers the
+/// JSON-RPC methods it is told to refuse with a JSON-RPC error. Stopped on drop.
+pub struct A2aProxy {
+    addr: std::net::SocketAddr,
+    state: std::sync::Arc<std::sync::Mutex<ProxyState>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+#[derive(Default)]
+struct ProxyState {
+    /// JSON-RPC method → how many more calls to refuse.
+    refuse: std::collections::HashMap<String, usize>,
+    /// Every JSON-RPC method called, in order, and whether it was refused.
+    calls: Vec<(String, bool)>,
+}
+
+type ProxyShared = (String, String, std::sync::Arc<std::sync::Mutex<ProxyState>>);
+
+impl A2aProxy {
+    /// Starts a proxy for the agent at `target` (e.g. `http://127.0.0.1:PORT`).
+    pub async fn start(target: &str) -> A2aProxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let state = std::sync::Arc::new(std::sync::Mutex::new(ProxyState::default()));
+        let shared: ProxyShared = (
+            target.trim_end_matches('/').to_string(),
+            format!("http://{addr}"),
+            state.clone(),
+        );
+        let app = axum::Router::new()
+            .fallback(proxy_request)
+            .with_state(shared);
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app).await.ok();
+        });
+        A2aProxy { addr, state, task }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Refuses the next `times` calls of JSON-RPC `method`.
+    pub fn refuse(&self, method: &str, times: usize) {
+        self.lock().refuse.insert(method.to_string(), times);
+    }
+
+    /// Every JSON-RPC method called so far, in order, with whether the proxy refused it.
+    pub fn calls(&self) -> Vec<(String, bool)> {
+        self.lock().calls.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ProxyState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Drop for A2aProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn proxy_request(
+    axum::extract::State((target, own, state)): axum::extract::State<ProxyShared>,
+    request: axum::extract::Request,
+) -> axum::response::Response {
+    use axum::http::header;
+    use axum::response::IntoResponse;
+
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let rpc = serde_json::from_slice::<serde_json::Value>(&body).ok();
+    if let Some(method) = rpc.as_ref().and_then(|r| r["method"].as_str()) {
+        let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+        let refuse = match state.refuse.get_mut(method) {
+            Some(left) if *left > 0 => {
+                *left -= 1;
+                true
+            }
+            _ => false,
+        };
+        state.calls.push((method.to_string(), refuse));
+        if refuse {
+            let error = serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": rpc.as_ref().map(|r| r["id"].clone()),
+                "error": {"code": -32603, "message": "refused by the test proxy"},
+            });
+            return (
+                [(header::CONTENT_TYPE, "application/json")],
+                error.to_string(),
+            )
+                .into_response();
+        }
+    }
+    let path = parts
+        .uri
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_string();
+    let mut forward = reqwest::Client::new()
+        .request(parts.method.clone(), format!("{target}{path}"))
+        .body(body);
+    for (name, value) in &parts.headers {
+        if name != header::HOST && name != header::CONTENT_LENGTH {
+            forward = forward.header(name, value);
+        }
+    }
+    let response = match forward.send().await {
+        Ok(response) => response,
+        Err(error) => {
+            return (axum::http::StatusCode::BAD_GATEWAY, error.to_string()).into_response();
+        }
+    };
+    let mut builder = axum::http::Response::builder().status(response.status());
+    for (name, value) in response.headers() {
+        if name != header::CONTENT_LENGTH && name != header::TRANSFER_ENCODING {
+            builder = builder.header(name, value);
+        }
+    }
+    let body = if parts.method == axum::http::Method::GET {
+        // The card: every URL in it names the proxy.
+        let text = response.text().await.unwrap_or_default();
+        axum::body::Body::from(text.replace(&target, &own))
+    } else {
+        axum::body::Body::from_stream(response.bytes_stream())
+    };
+    builder.body(body).unwrap()
+}

@@ -239,18 +239,23 @@ async fn wait_for_push(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
         s.push_pending = false;
         s.claimed.take()
     });
-    let fetched = fetch_and_apply(ctx).await;
-    let Some(claimed) = claimed else { return };
-    if fetched == Some(claimed) {
+    // Settled once the agent agrees with the claim, or, for a push that claimed nothing, once a
+    // fetch succeeds; otherwise fetch again after 1, 2 and 4 s while the task is still open.
+    let settled = |fetched: Option<TaskState>| match claimed {
+        Some(claimed) => fetched == Some(claimed),
+        None => fetched.is_some(),
+    };
+    if settled(fetch_and_apply(ctx).await) {
         return;
     }
     for delay in PUSH_RECHECKS {
-        if ctx.timer(delay).await != temporalio_workflow::TimerResult::Fired
+        if ctx.state(RemoteTaskWorkflow::is_done)
+            || ctx.timer(delay).await != temporalio_workflow::TimerResult::Fired
             || ctx.state(|s| s.push_pending)
         {
             return;
         }
-        if fetch_and_apply(ctx).await == Some(claimed) {
+        if settled(fetch_and_apply(ctx).await) {
             return;
         }
     }

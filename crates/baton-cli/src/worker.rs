@@ -57,6 +57,9 @@ async fn serve(settings: &Settings, session: &TemporalSession) -> anyhow::Result
         .register_workflow::<RemoteTaskWorkflow>()?
         .register_activities(activities)
         .graceful_shutdown_period(GRACE)
+        // After a worker dies, its cached workflows' next tasks move to another worker after
+        // this long, instead of the default 10 s (a push waits for that answer).
+        .sticky_queue_schedule_to_start_timeout(Duration::from_secs(3))
         .build();
     let mut worker = Worker::new(&runtime, session.client.clone(), options)
         .context("creating the Temporal worker")?;
