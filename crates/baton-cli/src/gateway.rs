@@ -13,7 +13,7 @@ use baton_core::agent_card::{agent_card, public_url};
 use baton_gateway::{GatewayConfig, Limits, TemporalHandler, gateway_routes};
 use temporalio_client::{Client, ClientOptions};
 
-use crate::shutdown::shutdown_requested;
+use crate::shutdown::ShutdownSignals;
 use crate::temporal::connect;
 
 /// How often a waiting call or a stream reads a task's event log.
@@ -35,6 +35,7 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
         ClientOptions::new(settings.temporal.namespace.clone()).build(),
     )?;
     let app = routes(&settings, client);
+    let signals = ShutdownSignals::install().context("installing the signal handlers")?;
     let listener = tokio::net::TcpListener::bind(settings.server.bind)
         .await
         .with_context(|| format!("server.bind: cannot listen on {}", settings.server.bind))?;
@@ -49,7 +50,7 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
         app.into_make_service_with_connect_info::<SocketAddr>(),
     )
     .with_graceful_shutdown(async {
-        let signal = shutdown_requested().await;
+        let signal = signals.requested().await;
         tracing::info!("{signal}: stopping the gateway");
     })
     .await

@@ -1,11 +1,25 @@
-use tokio::signal::unix::{SignalKind, signal};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
-/// Resolves on Ctrl-C (SIGINT) or SIGTERM, naming the signal.
-pub async fn shutdown_requested() -> &'static str {
-    let mut terminate = signal(SignalKind::terminate()).expect("installing a SIGTERM handler");
-    let mut interrupt = signal(SignalKind::interrupt()).expect("installing a SIGINT handler");
-    tokio::select! {
-        _ = terminate.recv() => "SIGTERM",
-        _ = interrupt.recv() => "SIGINT",
+/// Ctrl-C (SIGINT) and SIGTERM, caught from the moment this exists: install it before saying
+/// "ready", or a signal sent right after would kill the process the hard way.
+pub struct ShutdownSignals {
+    terminate: Signal,
+    interrupt: Signal,
+}
+
+impl ShutdownSignals {
+    pub fn install() -> std::io::Result<ShutdownSignals> {
+        Ok(ShutdownSignals {
+            terminate: signal(SignalKind::terminate())?,
+            interrupt: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    /// Resolves on the first of the two, naming it.
+    pub async fn requested(mut self) -> &'static str {
+        tokio::select! {
+            _ = self.terminate.recv() => "SIGTERM",
+            _ = self.interrupt.recv() => "SIGINT",
+        }
     }
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use baton_config::{Settings, TemporalMode};
 
-use crate::shutdown::shutdown_requested;
+use crate::shutdown::ShutdownSignals;
 use crate::temporal::EmbeddedServer;
 
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
@@ -18,6 +18,7 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
             config.display()
         );
     }
+    let signals = ShutdownSignals::install().context("installing the signal handlers")?;
     let (server, _connection) = EmbeddedServer::start(&settings.temporal)
         .await
         .context("starting the embedded Temporal server")?;
@@ -32,7 +33,7 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
         settings.temporal.namespace
     );
     println!("Web UI:   {}", server.ui_url());
-    let signal = shutdown_requested().await;
+    let signal = signals.requested().await;
     tracing::info!("{signal}: stopping the embedded Temporal server");
     server.stop().await;
     Ok(ExitCode::SUCCESS)

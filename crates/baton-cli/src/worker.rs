@@ -18,7 +18,7 @@ use baton_model::ChatCompletions;
 use baton_workflows::{RemoteTaskWorkflow, TaskWorkflow};
 use temporalio_sdk::{Runtime, Worker, WorkerOptions};
 
-use crate::shutdown::shutdown_requested;
+use crate::shutdown::ShutdownSignals;
 use crate::temporal_client::TemporalSession;
 
 /// How long running activities may take to finish after a shutdown is asked for.
@@ -64,6 +64,7 @@ async fn serve(settings: &Settings, session: &TemporalSession) -> anyhow::Result
     let mut worker = Worker::new(&runtime, session.client.clone(), options)
         .context("creating the Temporal worker")?;
     let shutdown = worker.shutdown_handle();
+    let signals = ShutdownSignals::install().context("installing the signal handlers")?;
 
     let http = match &settings.server.base_url {
         Some(_) => Some(
@@ -85,7 +86,7 @@ async fn serve(settings: &Settings, session: &TemporalSession) -> anyhow::Result
     tracing::info!(task_queue = %task_queue, address = %session.address, "worker ready");
 
     let stop = async {
-        let signal = shutdown_requested().await;
+        let signal = signals.requested().await;
         tracing::info!("{signal}: stopping the worker (grace {GRACE:?})");
         shutdown();
     };
