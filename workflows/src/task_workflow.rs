@@ -679,18 +679,16 @@ fn finish(
     set_state(ctx, state, status_message);
     if state == TaskState::Failed {
         let reason = message.unwrap_or_else(|| "the task failed".into());
-        return Err(ApplicationFailure::builder(anyhow_message(reason))
-            .type_name("task.failed".to_string())
-            .non_retryable(true)
-            .build()
-            .into());
+        return Err(
+            ApplicationFailure::builder(Box::<dyn std::error::Error + Send + Sync>::from(reason))
+                .type_name("task.failed".to_string())
+                .non_retryable(true)
+                .build()
+                .into(),
+        );
     }
     let task_id = ctx.workflow_id().to_string();
     Ok(ctx.state(|s| s.view(&task_id)))
-}
-
-fn anyhow_message(text: String) -> Box<dyn std::error::Error + Send + Sync> {
-    text.into()
 }
 
 fn failure_message(error: &ActivityExecutionError) -> String {

@@ -9,7 +9,7 @@ use axum::routing::get;
 use baton_core::push_token::hex;
 use sha2::{Digest, Sha256};
 
-pub const CARD_PATH: &str = "/.well-known/agent-card.json";
+const CARD_PATH: &str = "/.well-known/agent-card.json";
 const CACHE_CONTROL: &str = "public, max-age=300";
 
 pub fn card_routes(card: &AgentCard) -> Router {

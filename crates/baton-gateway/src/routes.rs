@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::limit::RequestBodyLimitLayer;
 
-use crate::card::{CARD_PATH, card_routes};
+use crate::card::card_routes;
 use crate::handler::TemporalHandler;
 use crate::push_receiver::push_routes;
 use crate::version::require_a2a_1;
@@ -49,7 +49,6 @@ pub fn gateway_routes(handler: TemporalHandler, base_path: &str, limits: Limits)
             .route_service(&format!("{base}/"), jsonrpc_router(handler.clone()))
             .merge(card)
     };
-    debug_assert!(CARD_PATH.starts_with('/'));
     let limiter = RateLimiter::new(limits.rate_limit_per_minute);
     app.layer(from_fn_with_state(limiter, rate_limit))
         .layer(RequestBodyLimitLayer::new(limits.max_request_bytes))
