@@ -8,6 +8,7 @@ mod create;
 mod follow;
 mod heartbeat;
 mod model_turn;
+mod push_delivery;
 mod remote_calls;
 mod watch;
 
@@ -17,8 +18,8 @@ use std::time::Duration;
 use baton_a2a::{Registry, RemoteAgent};
 use baton_model::ModelProvider;
 use baton_proto::{
-    DeletePushIn, FollowIn, FollowOut, InvokeModelIn, InvokeModelOut, RemoteSnapshot, RemoteTaskIn,
-    RemoteWatch, StartAgentTaskIn, StartAgentTaskOut,
+    DeletePushIn, FollowIn, FollowOut, InvokeModelIn, InvokeModelOut, PushDelivery, RemoteSnapshot,
+    RemoteTaskIn, RemoteWatch, StartAgentTaskIn, StartAgentTaskOut,
 };
 use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
@@ -43,6 +44,8 @@ pub struct BatonActivities {
     /// `server.base_url`: where agents can push to this Baton. Without it, nothing pushes.
     push_base: Option<Url>,
     follow_window: Duration,
+    /// For pushes to participants' webhooks.
+    http: reqwest::Client,
 }
 
 impl BatonActivities {
@@ -60,6 +63,7 @@ impl BatonActivities {
             prefix,
             push_base,
             follow_window: FOLLOW_WINDOW,
+            http: reqwest::Client::new(),
         }
     }
 
@@ -146,6 +150,16 @@ impl BatonActivities {
         input: RemoteTaskIn,
     ) -> Result<RemoteSnapshot, ActivityError> {
         remote_calls::cancel(self.agent(&input.agent)?, &input).await
+    }
+
+    /// Pushes one change of a task to a participant's webhook.
+    #[activity(name = "deliver_push")]
+    pub async fn deliver_push(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        input: PushDelivery,
+    ) -> Result<(), ActivityError> {
+        push_delivery::deliver(&self.http, &input).await
     }
 
     /// One model turn behind the worker's static prefix.

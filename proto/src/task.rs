@@ -339,6 +339,8 @@ pub struct TaskCarry {
     /// Participant messages that arrived since the model last took a turn.
     #[serde(default)]
     pub unread_messages: u32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub push_configs: Vec<PushConfig>,
 }
 
 /// What a `TaskWorkflow` is started with: a [`TaskInput`], or the reason the JSON it was given
@@ -399,4 +401,39 @@ mod tests {
         assert!(error.contains("gaol"), "{error}");
         assert_eq!(serde_json::to_value(&bad).unwrap(), *raw);
     }
+}
+
+/// A webhook a participant registered for a task's changes (A2A push notifications).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushConfig {
+    pub id: String,
+    pub url: String,
+    /// Sent back in `A2A-Notification-Token` and `X-A2A-Notification-Token` with each push.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authentication: Option<PushAuthentication>,
+}
+
+/// Sent as `Authorization: <scheme> <credentials>` with each push.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushAuthentication {
+    pub scheme: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<String>,
+}
+
+/// `deliver_push`: one task change to one webhook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushDelivery {
+    pub config: PushConfig,
+    pub task_id: String,
+    pub context_id: String,
+    pub state: TaskState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_state: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// When the change happened (workflow time, RFC 3339).
+    pub at: String,
 }

@@ -82,6 +82,8 @@ const KNOWN: &[&str] = &[
     "DeletePushIn",
     "InvokeModelIn",
     "InvokeModelOut",
+    "PushConfig",
+    "PushDelivery",
     "String",
     "u64",
     "a2a::Message",
@@ -96,6 +98,7 @@ const ACTIVITIES: &[&str] = &[
     "delete_remote_push",
     "cancel_remote_task",
     "invoke_model",
+    "deliver_push",
 ];
 
 /// One ```json block of the page.
@@ -226,6 +229,8 @@ fn round_trip(type_name: &str, value: &Value) -> Result<Value, String> {
         "DeletePushIn" => via::<DeletePushIn>(value),
         "InvokeModelIn" => via::<InvokeModelIn>(value),
         "InvokeModelOut" => via::<InvokeModelOut>(value),
+        "PushConfig" => via::<PushConfig>(value),
+        "PushDelivery" => via::<PushDelivery>(value),
         "String" => via::<String>(value),
         "u64" => via::<u64>(value),
         "a2a::Message" => {

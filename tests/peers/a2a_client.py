@@ -2,7 +2,8 @@
 
   a2a_client.py --url URL --binding JSONRPC|HTTP+JSON --participant ID OP [options]
 
-OP is send, stream, get, list, cancel or subscribe. Results go to stdout as JSON (ProtoJSON
+OP is send, stream, get, list, cancel, subscribe, or push-create, push-get, push-list,
+push-delete. Results go to stdout as JSON (ProtoJSON
 dicts; a stream prints one event a line). An A2A error prints {"error": {"type", "reason",
 "message"}} and exits 3, so a test can check every error by its ErrorInfo reason.
 """
@@ -18,7 +19,12 @@ from google.protobuf.json_format import MessageToDict
 
 from a2a.client import ClientConfig, create_client
 from a2a.types import (
+    AuthenticationInfo,
     CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
+    ListTaskPushNotificationConfigsRequest,
+    TaskPushNotificationConfig,
     GetTaskRequest,
     ListTasksRequest,
     Message,
@@ -79,6 +85,34 @@ async def run(args: argparse.Namespace) -> None:
         elif args.op == "subscribe":
             async for event in client.subscribe(SubscribeToTaskRequest(id=args.task_id)):
                 emit(event)
+        elif args.op == "push-create":
+            config = TaskPushNotificationConfig(task_id=args.task_id, url=args.push_url)
+            if args.config_id:
+                config.id = args.config_id
+            if args.token:
+                config.token = args.token
+            if args.auth_scheme:
+                config.authentication.CopyFrom(
+                    AuthenticationInfo(scheme=args.auth_scheme, credentials=args.auth_credentials)
+                )
+            emit(await client.create_task_push_notification_config(config))
+        elif args.op == "push-get":
+            emit(
+                await client.get_task_push_notification_config(
+                    GetTaskPushNotificationConfigRequest(task_id=args.task_id, id=args.config_id)
+                )
+            )
+        elif args.op == "push-list":
+            emit(
+                await client.list_task_push_notification_configs(
+                    ListTaskPushNotificationConfigsRequest(task_id=args.task_id)
+                )
+            )
+        elif args.op == "push-delete":
+            await client.delete_task_push_notification_config(
+                DeleteTaskPushNotificationConfigRequest(task_id=args.task_id, id=args.config_id)
+            )
+            print(json.dumps({"deleted": args.config_id}))
     finally:
         await client.close()
 
@@ -88,7 +122,18 @@ def main() -> None:
     parser.add_argument("--url", required=True)
     parser.add_argument("--binding", default="JSONRPC")
     parser.add_argument("--participant", default="")
-    parser.add_argument("op", choices=["send", "stream", "get", "list", "cancel", "subscribe"])
+    parser.add_argument(
+        "op",
+        choices=[
+            "send", "stream", "get", "list", "cancel", "subscribe",
+            "push-create", "push-get", "push-list", "push-delete",
+        ],
+    )
+    parser.add_argument("--push-url", default="")
+    parser.add_argument("--config-id", default="")
+    parser.add_argument("--token", default="")
+    parser.add_argument("--auth-scheme", default="")
+    parser.add_argument("--auth-credentials", default="")
     parser.add_argument("--text", default="")
     parser.add_argument("--task-id", default="")
     parser.add_argument("--message-id", default="")

@@ -179,6 +179,8 @@ pub struct WorkerConfig {
     pub model_url: String,
     pub agents: Vec<String>,
     pub base_url: Option<String>,
+    /// `server.allow_private_push_urls`: tests' webhooks live on 127.0.0.1.
+    pub allow_private_push_urls: bool,
 }
 
 impl WorkerConfig {
@@ -190,6 +192,7 @@ impl WorkerConfig {
             model_url: model_url.to_string(),
             agents: Vec::new(),
             base_url: None,
+            allow_private_push_urls: false,
         }
     }
 
@@ -214,8 +217,9 @@ impl WorkerConfig {
     pub fn render(&self) -> String {
         let server = match &self.base_url {
             Some(url) => format!(
-                "[server]\nbind = \"{}\"\nbase_url = \"{url}\"\n",
-                url.trim_start_matches("http://")
+                "[server]\nbind = \"{}\"\nbase_url = \"{url}\"\nallow_private_push_urls = {}\n",
+                url.trim_start_matches("http://"),
+                self.allow_private_push_urls,
             ),
             None => String::new(),
         };

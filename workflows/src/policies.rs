@@ -59,6 +59,21 @@ pub fn follow_remote_task() -> ActivityOptions {
         .build()
 }
 
+/// One push to a participant's webhook: at least once, with a few quick retries, on a token of
+/// its own so the pushes of a cancel still go out.
+pub fn deliver_push(token: &WorkflowCancellationToken) -> ActivityOptions {
+    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(10))
+        .retry_policy(
+            RetryPolicy::builder()
+                .initial_interval(Duration::from_secs(1))
+                .backoff_coefficient(2.0)
+                .maximum_attempts(3)
+                .build(),
+        )
+        .cancellation_token(token.clone())
+        .build()
+}
+
 fn once() -> RetryPolicy {
     RetryPolicy::builder().maximum_attempts(1).build()
 }

@@ -17,9 +17,9 @@ use baton_core::sub_tasks::{apply_child_done, creation_failed_note, map_remote_s
 use baton_core::tool_result::{spawned_content, tool_error_content};
 use baton_proto::{
     ChildDone, EventPage, HistoryItem, InboxMessage, InboxReceipt, InvokeModelIn, InvokeModelOut,
-    Lifecycle, MessageRole, RemoteSnapshot, RemoteStart, RemoteTaskIn, Source, StartAgentTaskIn,
-    StartAgentTaskOut, SubTaskRow, TaskCarry, TaskEvent, TaskInput, TaskMessage, TaskRef,
-    TaskStart, TaskState, TaskView, ToolCallRecord,
+    Lifecycle, MessageRole, PushConfig, PushDelivery, RemoteSnapshot, RemoteStart, RemoteTaskIn,
+    Source, StartAgentTaskIn, StartAgentTaskOut, SubTaskRow, TaskCarry, TaskEvent, TaskInput,
+    TaskMessage, TaskRef, TaskStart, TaskState, TaskView, ToolCallRecord,
 };
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
@@ -57,6 +57,10 @@ pub struct TaskWorkflow {
     cancel_reason: Option<String>,
     /// Why the start input could not be read, when it could not.
     invalid_input: Option<String>,
+    /// Webhooks participants registered for this task's changes.
+    push_configs: Vec<PushConfig>,
+    /// Changes not yet pushed to those webhooks.
+    outbox: Vec<PushDelivery>,
 }
 
 #[workflow_methods]
@@ -84,6 +88,8 @@ impl TaskWorkflow {
             last_answer: None,
             cancel_reason: None,
             invalid_input,
+            push_configs: Vec::new(),
+            outbox: Vec::new(),
         };
         if let Some(carry) = carry {
             workflow.state = carry.state;
@@ -97,6 +103,7 @@ impl TaskWorkflow {
             workflow.messages = carry.messages;
             workflow.sub_state = carry.sub_state;
             workflow.unread_messages = carry.unread_messages;
+            workflow.push_configs = carry.push_configs;
         }
         workflow
     }
@@ -108,12 +115,14 @@ impl TaskWorkflow {
                 ctx,
                 TaskState::Failed,
                 Some(format!("the input is not a valid TaskInput: {error}")),
-            );
+            )
+            .await;
         }
         if ctx.state(|s| s.log.next_seq() == 0) {
             set_state(ctx, TaskState::Submitted, None);
         }
         loop {
+            deliver_pushes(ctx).await;
             if cancel_requested(ctx) {
                 return cancel_everything(ctx).await;
             }
@@ -131,7 +140,7 @@ impl TaskWorkflow {
                 }
             }
             if ctx.state(|s| s.turns >= s.input.limits.max_turns) {
-                return finish(ctx, TaskState::Failed, Some("turn limit reached".into()));
+                return finish(ctx, TaskState::Failed, Some("turn limit reached".into())).await;
             }
 
             let Some(turn) = model_turn(ctx).await? else {
@@ -163,7 +172,7 @@ impl TaskWorkflow {
                 Completion::Complete => {
                     if ctx.state(|s| s.input.lifecycle) == Lifecycle::Delegated {
                         let answer = ctx.state(|s| s.last_answer.clone());
-                        return finish(ctx, TaskState::Completed, answer);
+                        return finish(ctx, TaskState::Completed, answer).await;
                     }
                     set_sub_state(
                         ctx,
@@ -250,6 +259,41 @@ impl TaskWorkflow {
         Ok(())
     }
 
+    /// Registers (or replaces, by id) a webhook for the task's changes.
+    #[update]
+    pub fn set_push_config(
+        &mut self,
+        _ctx: &mut SyncWorkflowContext<Self>,
+        config: PushConfig,
+    ) -> PushConfig {
+        self.push_configs.retain(|c| c.id != config.id);
+        self.push_configs.push(config.clone());
+        config
+    }
+
+    #[update_validator(set_push_config)]
+    fn validate_set_push_config(
+        &self,
+        _ctx: &WorkflowContextView,
+        _config: &PushConfig,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        if self.state.is_terminal() {
+            return Err(format!("task is closed ({})", self.state).into());
+        }
+        Ok(())
+    }
+
+    /// Removes a webhook; removing one that is not there is not an error.
+    #[update]
+    pub fn delete_push_config(&mut self, _ctx: &mut SyncWorkflowContext<Self>, id: String) {
+        self.push_configs.retain(|c| c.id != id);
+    }
+
+    #[query]
+    pub fn push_configs(&self, _ctx: &WorkflowContextView) -> Vec<PushConfig> {
+        self.push_configs.clone()
+    }
+
     /// Cancels the task and every open sub-task, as a Temporal cancel does.
     #[signal]
     pub fn cancel(&mut self, _ctx: &mut SyncWorkflowContext<Self>, reason: String) {
@@ -317,6 +361,7 @@ impl TaskWorkflow {
                 messages: self.messages.clone(),
                 sub_state: self.sub_state.clone(),
                 unread_messages: self.unread_messages,
+                push_configs: self.push_configs.clone(),
             }),
             ..self.input.clone()
         }
@@ -367,6 +412,7 @@ fn record_state(
     message: Option<String>,
 ) {
     let now = ctx.workflow_time();
+    let task_id = ctx.workflow_id().to_string();
     ctx.state_mut(|s| {
         s.state = state;
         s.sub_state = sub_state.clone();
@@ -375,11 +421,49 @@ fn record_state(
             now,
             TaskEvent::Status {
                 state,
-                sub_state,
-                message,
+                sub_state: sub_state.clone(),
+                message: message.clone(),
             },
         );
+        let says = message.or_else(|| {
+            (state.is_terminal() || state.is_interrupted())
+                .then(|| s.last_answer.clone())
+                .flatten()
+        });
+        let at = s.log.last_status_at().unwrap_or_default();
+        let context_id = s
+            .input
+            .context_id
+            .clone()
+            .unwrap_or_else(|| task_id.clone());
+        for config in &s.push_configs {
+            s.outbox.push(PushDelivery {
+                config: config.clone(),
+                task_id: task_id.clone(),
+                context_id: context_id.clone(),
+                state,
+                sub_state: sub_state.clone(),
+                message: says.clone(),
+                at: at.clone(),
+            });
+        }
     });
+}
+
+/// Pushes the changes waiting in the outbox, in order. Delivery is at least once with bounded
+/// retries; a webhook that stays down loses its pushes, never the task.
+async fn deliver_pushes(ctx: &mut WorkflowContext<TaskWorkflow>) {
+    let deliveries = ctx.state_mut(|s| std::mem::take(&mut s.outbox));
+    let detached = WorkflowCancellationToken::new();
+    for delivery in deliveries {
+        ctx.execute_activity(
+            BatonActivities::deliver_push,
+            delivery,
+            policies::deliver_push(&detached),
+        )
+        .await
+        .ok();
+    }
 }
 
 /// One call to the model. `None` when the task was cancelled meanwhile.
@@ -422,7 +506,8 @@ async fn model_turn(
                 ctx,
                 TaskState::Failed,
                 Some(format!("the model call failed: {reason}")),
-            )?;
+            )
+            .await?;
             unreachable!("finish with FAILED always ends the workflow");
         }
     };
@@ -641,35 +726,39 @@ async fn cancel_everything(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowR
     }
     if open.is_empty() {
         set_state(ctx, TaskState::Canceled, Some(reason));
+        deliver_pushes(ctx).await;
         return Err(WorkflowTermination::cancelled());
     }
-    let mut all_resolved = ctx.wait_condition_with_options(
-        |s: &TaskWorkflow| {
-            s.sub_tasks
-                .iter()
-                .all(|r| r.resolved || r.remote_task_id.is_none())
-        },
-        WaitConditionOptions::builder()
-            .cancellation_token(cleanup.clone())
-            .build(),
-    );
-    let mut grace = ctx.timer(
-        temporalio_workflow::TimerOptions::builder(CANCEL_GRACE)
-            .cancellation_token(cleanup.clone())
-            .build(),
-    );
-    select! {
-        _ = all_resolved => {},
-        _ = grace => {},
-    };
+    {
+        let mut all_resolved = ctx.wait_condition_with_options(
+            |s: &TaskWorkflow| {
+                s.sub_tasks
+                    .iter()
+                    .all(|r| r.resolved || r.remote_task_id.is_none())
+            },
+            WaitConditionOptions::builder()
+                .cancellation_token(cleanup.clone())
+                .build(),
+        );
+        let mut grace = ctx.timer(
+            temporalio_workflow::TimerOptions::builder(CANCEL_GRACE)
+                .cancellation_token(cleanup.clone())
+                .build(),
+        );
+        select! {
+            _ = all_resolved => {},
+            _ = grace => {},
+        };
+    }
     set_state(ctx, TaskState::Canceled, Some(reason));
+    deliver_pushes(ctx).await;
     Err(WorkflowTermination::cancelled())
 }
 
 /// Ends the task in `state`. COMPLETED returns the view; FAILED fails the workflow, so the Web UI
 /// shows it failed, with the reason.
-fn finish(
-    ctx: &WorkflowContext<TaskWorkflow>,
+async fn finish(
+    ctx: &mut WorkflowContext<TaskWorkflow>,
     state: TaskState,
     message: Option<String>,
 ) -> WorkflowResult<TaskView> {
@@ -677,6 +766,7 @@ fn finish(
         .then(|| message.clone())
         .flatten();
     set_state(ctx, state, status_message);
+    deliver_pushes(ctx).await;
     if state == TaskState::Failed {
         let reason = message.unwrap_or_else(|| "the task failed".into());
         return Err(

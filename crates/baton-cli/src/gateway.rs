@@ -68,6 +68,11 @@ pub fn routes(settings: &Settings, client: Client) -> axum::Router {
             delegators: settings.server.delegators.clone(),
             card: agent_card(settings),
             poll_interval: POLL_INTERVAL,
+            allow_private_push_urls: settings.server.allow_private_push_urls,
+            own_push_prefix: format!(
+                "{}/a2a/push/",
+                public_url(settings).as_str().trim_end_matches('/')
+            ),
         },
     );
     let limits = Limits {

@@ -67,7 +67,7 @@ async fn the_card_is_served_with_caching_and_names_both_bindings() {
         .collect();
     assert_eq!(bindings, ["JSONRPC", "HTTP+JSON"]);
     assert_eq!(card["capabilities"]["streaming"], true);
-    assert_eq!(card["capabilities"]["pushNotifications"], false);
+    assert_eq!(card["capabilities"]["pushNotifications"], true);
     assert!(
         card["capabilities"]["extensions"]
             .to_string()
@@ -311,4 +311,155 @@ async fn a_gateway_restart_loses_nothing() {
         states.contains(&"TASK_STATE_WORKING"),
         "the follow-up's turn streamed: {states:?}"
     );
+}
+
+#[tokio::test]
+async fn push_configs_are_kept_with_the_task_and_changes_are_pushed_to_the_webhook() {
+    use std::sync::{Arc, Mutex};
+
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(replies(10)).await;
+    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    config.allow_private_push_urls = true;
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+
+    // A webhook of the test's own: it records what arrives.
+    let seen: Arc<Mutex<Vec<(axum::http::HeaderMap, Value)>>> = Arc::default();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post({
+            let seen = seen.clone();
+            move |headers: axum::http::HeaderMap, axum::Json(body): axum::Json<Value>| {
+                let seen = seen.clone();
+                async move {
+                    seen.lock().unwrap().push((headers, body));
+                    axum::http::StatusCode::OK
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.ok() });
+
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let alice = SdkClient::new(&url, binding, "alice");
+        let sent = alice.call("send", &["--text", "Hello"]).await.ok();
+        let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
+        let created = alice
+            .call(
+                "push-create",
+                &[
+                    "--task-id",
+                    &task_id,
+                    "--push-url",
+                    &hook,
+                    "--config-id",
+                    "cfg-1",
+                    "--token",
+                    "tok-1",
+                    "--auth-scheme",
+                    "Bearer",
+                    "--auth-credentials",
+                    "secret-1",
+                ],
+            )
+            .await
+            .ok();
+        assert_eq!(created[0]["id"], "cfg-1");
+        let got = alice
+            .call("push-get", &["--task-id", &task_id, "--config-id", "cfg-1"])
+            .await
+            .ok();
+        assert_eq!(got[0]["url"], hook.as_str());
+        let listed = alice.call("push-list", &["--task-id", &task_id]).await.ok();
+        assert_eq!(listed[0]["configs"].as_array().unwrap().len(), 1);
+        assert_eq!(
+            SdkClient::new(&url, binding, "mallory")
+                .call("push-list", &["--task-id", &task_id])
+                .await
+                .reason(),
+            "TASK_NOT_FOUND"
+        );
+
+        // The next turn's changes are pushed: WORKING, then the park.
+        seen.lock().unwrap().clear();
+        alice
+            .call("send", &["--task-id", &task_id, "--text", "Again"])
+            .await
+            .ok();
+        let mut pushed = Vec::new();
+        for _ in 0..100 {
+            pushed = seen.lock().unwrap().clone();
+            if pushed
+                .iter()
+                .any(|(_, b)| b["statusUpdate"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED")
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let states: Vec<&str> = pushed
+            .iter()
+            .filter_map(|(_, b)| b["statusUpdate"]["status"]["state"].as_str())
+            .collect();
+        assert_eq!(
+            states,
+            ["TASK_STATE_WORKING", "TASK_STATE_INPUT_REQUIRED"],
+            "{pushed:?}"
+        );
+        let (headers, body) = &pushed[1];
+        assert_eq!(headers["a2a-notification-token"], "tok-1");
+        assert_eq!(headers["x-a2a-notification-token"], "tok-1");
+        assert_eq!(headers["authorization"], "Bearer secret-1");
+        assert_eq!(body["statusUpdate"]["taskId"], task_id.as_str());
+        assert!(
+            body["statusUpdate"]["status"]["message"]["parts"][0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("answer")
+        );
+
+        alice
+            .call(
+                "push-delete",
+                &["--task-id", &task_id, "--config-id", "cfg-1"],
+            )
+            .await
+            .ok();
+        alice
+            .call(
+                "push-delete",
+                &["--task-id", &task_id, "--config-id", "cfg-1"],
+            )
+            .await
+            .ok();
+        let listed = alice.call("push-list", &["--task-id", &task_id]).await.ok();
+        assert!(
+            listed[0]
+                .get("configs")
+                .is_none_or(|c| c.as_array().unwrap().is_empty())
+        );
+        alice.call("cancel", &["--task-id", &task_id]).await.ok();
+    }
+    server.abort();
+}
+
+#[tokio::test]
+async fn a_webhook_on_a_private_address_is_refused_unless_allowed() {
+    let agent = agent().await;
+    let alice = SdkClient::new(&agent.url, "JSONRPC", "alice");
+    let sent = alice.call("send", &["--text", "Hello"]).await.ok();
+    let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
+    for hook in [
+        "http://127.0.0.1:9/hook",
+        "http://169.254.169.254/latest",
+        "file:///etc/passwd",
+    ] {
+        let refused = alice
+            .call("push-create", &["--task-id", &task_id, "--push-url", hook])
+            .await;
+        assert_eq!(refused.reason(), "INVALID_PARAMS", "{hook}");
+    }
 }

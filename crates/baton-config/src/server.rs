@@ -19,14 +19,18 @@ pub struct ServerSettings {
     pub max_request_bytes: usize,
     /// Requests per minute from one peer address; 0 turns the limit off. Default 600.
     pub rate_limit_per_minute: u32,
+    /// Whether push-notification webhooks may point at loopback or private addresses. Off by
+    /// default: a caller must not make Baton call into its own network.
+    pub allow_private_push_urls: bool,
 }
 
-const KEYS: [&str; 5] = [
+const KEYS: [&str; 6] = [
     "bind",
     "base_url",
     "delegators",
     "max_request_bytes",
     "rate_limit_per_minute",
+    "allow_private_push_urls",
 ];
 const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
 const DEFAULT_RATE_LIMIT_PER_MINUTE: u32 = 600;
@@ -47,6 +51,10 @@ pub(crate) fn read(field: Field<'_>, errors: &mut Errors) -> ServerSettings {
             .unwrap_or(DEFAULT_MAX_REQUEST_BYTES),
         rate_limit_per_minute: read_rate_limit(&section.field("rate_limit_per_minute"), errors)
             .unwrap_or(DEFAULT_RATE_LIMIT_PER_MINUTE),
+        allow_private_push_urls: section
+            .field("allow_private_push_urls")
+            .boolean(errors)
+            .unwrap_or(false),
     }
 }
 
@@ -118,6 +126,7 @@ mod tests {
         assert!(server.delegators.is_empty());
         assert_eq!(server.max_request_bytes, 1024 * 1024);
         assert_eq!(server.rate_limit_per_minute, 600);
+        assert!(!server.allow_private_push_urls);
     }
 
     #[test]
@@ -218,7 +227,7 @@ mod tests {
         assert_only_error(
             "[server]\nport = 8080",
             "server.port",
-            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute)",
+            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls)",
         );
     }
 }

@@ -133,6 +133,7 @@ mod tests {
                     delegators: vec![],
                     max_request_bytes: 1024 * 1024,
                     rate_limit_per_minute: 600,
+                    allow_private_push_urls: false,
                 },
                 card: CardSettings::default(),
                 temporal: TemporalSettings {
@@ -259,6 +260,7 @@ timeout = "1m30s"
                     delegators: vec!["ops-console".into()],
                     max_request_bytes: 1024 * 1024,
                     rate_limit_per_minute: 600,
+                    allow_private_push_urls: false,
                 },
                 card: CardSettings {
                     name: Some("Front desk".into()),
@@ -316,7 +318,7 @@ timeout = "1m30s"
         assert_only_error(
             "[server]\n\"bind address\" = \"x\"",
             "server.\"bind address\"",
-            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute)",
+            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls)",
         );
     }
 

@@ -17,6 +17,20 @@ pub fn from_a2a(state: &A2aState) -> TaskState {
     }
 }
 
+/// Baton's state as A2A writes it.
+pub fn to_a2a(state: TaskState) -> A2aState {
+    match state {
+        TaskState::Submitted => A2aState::Submitted,
+        TaskState::Working => A2aState::Working,
+        TaskState::InputRequired => A2aState::InputRequired,
+        TaskState::AuthRequired => A2aState::AuthRequired,
+        TaskState::Completed => A2aState::Completed,
+        TaskState::Failed => A2aState::Failed,
+        TaskState::Canceled => A2aState::Canceled,
+        TaskState::Rejected => A2aState::Rejected,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -36,6 +50,9 @@ mod tests {
         ];
         for (a2a, baton) in cases {
             assert_eq!(from_a2a(&a2a), baton, "{a2a:?}");
+            if a2a != A2aState::Unspecified {
+                assert_eq!(to_a2a(baton), a2a, "{baton:?}");
+            }
         }
     }
 }

@@ -45,9 +45,7 @@ pub fn agent_card(settings: &Settings) -> AgentCard {
         ],
         capabilities: AgentCapabilities {
             streaming: Some(true),
-            // The gateway does not take push configs for its own tasks yet: say so, so that a
-            // caller (a Baton stand-in included) follows instead of registering in vain.
-            push_notifications: Some(false),
+            push_notifications: Some(true),
             extensions: Some(
                 SUPPORTED_EXTENSIONS
                     .iter()
@@ -151,6 +149,6 @@ mod tests {
         assert_eq!(uris, SUPPORTED_EXTENSIONS);
         assert!(extensions.iter().all(|e| e.required == Some(false)));
         assert_eq!(card.capabilities.streaming, Some(true));
-        assert_eq!(card.capabilities.push_notifications, Some(false));
+        assert_eq!(card.capabilities.push_notifications, Some(true));
     }
 }

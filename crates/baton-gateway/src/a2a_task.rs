@@ -3,10 +3,8 @@
 
 use std::collections::HashMap;
 
-use a2a::{
-    Artifact, Message, Part, Role, StreamResponse, Task, TaskState as A2aState, TaskStatus,
-    TaskStatusUpdateEvent,
-};
+use a2a::{Artifact, Message, Part, Role, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent};
+use baton_core::a2a_state::to_a2a;
 use baton_proto::{EventEntry, MessageRole, TaskEvent, TaskMessage, TaskState, TaskView};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
@@ -14,19 +12,6 @@ use serde_json::{Value, json};
 /// Where the status extension keeps the sub-state, and the task extension its data.
 pub const STATUS_METADATA_KEY: &str = "io.github.madarauchiha-314.tiny-harness/status";
 pub const TASK_METADATA_KEY: &str = "io.github.madarauchiha-314.tiny-harness/task";
-
-pub fn to_a2a(state: TaskState) -> A2aState {
-    match state {
-        TaskState::Submitted => A2aState::Submitted,
-        TaskState::Working => A2aState::Working,
-        TaskState::InputRequired => A2aState::InputRequired,
-        TaskState::AuthRequired => A2aState::AuthRequired,
-        TaskState::Completed => A2aState::Completed,
-        TaskState::Failed => A2aState::Failed,
-        TaskState::Canceled => A2aState::Canceled,
-        TaskState::Rejected => A2aState::Rejected,
-    }
-}
 
 /// The A2A `Task` for a view; `history_length` as GetTask defines it (absent: all).
 pub fn task_of(view: &TaskView, history_length: Option<i32>) -> Task {

@@ -32,6 +32,7 @@ use crate::a2a_task::{events_of, task_of};
 use crate::identity::{required_caller, sender};
 use crate::intake::{Trust, follow_up, inbox_message, new_task};
 use crate::listing::list_tasks;
+use crate::push_configs::{self, check_url};
 
 /// What the gateway serves, from the agent's settings.
 pub struct GatewayConfig {
@@ -41,6 +42,11 @@ pub struct GatewayConfig {
     pub card: AgentCard,
     /// How often a waiting call or a stream reads the task's event log.
     pub poll_interval: Duration,
+    /// `server.allow_private_push_urls`.
+    pub allow_private_push_urls: bool,
+    /// This agent's own push receiver (`<base_url>/a2a/push/`): its own stand-ins register it,
+    /// and it is trusted whatever address it has.
+    pub own_push_prefix: String,
 }
 
 /// The `RequestHandler` of Baton's gateway.
@@ -205,6 +211,29 @@ impl TemporalHandler {
         } else {
             Err(A2AError::task_not_found(task_id))
         }
+    }
+
+    /// The task's push configs, for one of its participants.
+    async fn configs(
+        &self,
+        params: &ServiceParams,
+        task_id: &str,
+    ) -> Result<Vec<TaskPushNotificationConfig>, A2AError> {
+        self.visible_view(params, task_id).await?;
+        let configs = self
+            .client
+            .get_workflow_handle::<TaskWorkflow>(task_id)
+            .query(
+                TaskWorkflow::push_configs,
+                (),
+                WorkflowQueryOptions::default(),
+            )
+            .await
+            .map_err(|e| query_error(task_id, e))?;
+        Ok(configs
+            .iter()
+            .map(|c| push_configs::to_a2a(task_id, c))
+            .collect())
     }
 
     /// Waits until a state change after `cursor` settles the task (terminal or interrupted).
@@ -374,34 +403,79 @@ impl RequestHandler for TemporalHandler {
 
     async fn create_push_config(
         &self,
-        _params: &ServiceParams,
-        _req: TaskPushNotificationConfig,
+        params: &ServiceParams,
+        req: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, A2AError> {
-        Err(A2AError::push_notification_not_supported())
+        let view = self.visible_view(params, &req.task_id).await?;
+        if view.state.is_terminal() {
+            return Err(A2AError::unsupported_operation(format!(
+                "task {} is in a terminal state ({}): nothing more will be pushed",
+                req.task_id, view.state
+            )));
+        }
+        let own = req.url.starts_with(&self.config.own_push_prefix);
+        check_url(&req.url, own || self.config.allow_private_push_urls)?;
+        let id = req
+            .id
+            .clone()
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| derived_id(&[&req.task_id, &req.url]));
+        let config = push_configs::from_a2a(&req, id);
+        let saved = self
+            .client
+            .get_workflow_handle::<TaskWorkflow>(req.task_id.as_str())
+            .execute_update(
+                TaskWorkflow::set_push_config,
+                config,
+                WorkflowExecuteUpdateOptions::default(),
+            )
+            .await
+            .map_err(|e| update_error(&req.task_id, e))?;
+        Ok(push_configs::to_a2a(&req.task_id, &saved))
     }
 
     async fn get_push_config(
         &self,
-        _params: &ServiceParams,
-        _req: GetTaskPushNotificationConfigRequest,
+        params: &ServiceParams,
+        req: GetTaskPushNotificationConfigRequest,
     ) -> Result<TaskPushNotificationConfig, A2AError> {
-        Err(A2AError::push_notification_not_supported())
+        self.configs(params, &req.task_id)
+            .await?
+            .into_iter()
+            .find(|c| c.id.as_deref() == Some(req.id.as_str()))
+            .ok_or_else(|| A2AError::task_not_found(&req.task_id))
     }
 
     async fn list_push_configs(
         &self,
-        _params: &ServiceParams,
-        _req: ListTaskPushNotificationConfigsRequest,
+        params: &ServiceParams,
+        req: ListTaskPushNotificationConfigsRequest,
     ) -> Result<ListTaskPushNotificationConfigsResponse, A2AError> {
-        Err(A2AError::push_notification_not_supported())
+        Ok(ListTaskPushNotificationConfigsResponse {
+            configs: self.configs(params, &req.task_id).await?,
+            next_page_token: None,
+        })
     }
 
     async fn delete_push_config(
         &self,
-        _params: &ServiceParams,
-        _req: DeleteTaskPushNotificationConfigRequest,
+        params: &ServiceParams,
+        req: DeleteTaskPushNotificationConfigRequest,
     ) -> Result<(), A2AError> {
-        Err(A2AError::push_notification_not_supported())
+        let view = self.visible_view(params, &req.task_id).await?;
+        if view.state.is_terminal() {
+            // Nothing is pushed for a closed task any more: the delete has nothing left to do.
+            return Ok(());
+        }
+        self.client
+            .get_workflow_handle::<TaskWorkflow>(req.task_id.as_str())
+            .execute_update(
+                TaskWorkflow::delete_push_config,
+                req.id.clone(),
+                WorkflowExecuteUpdateOptions::default(),
+            )
+            .await
+            .map_err(|e| update_error(&req.task_id, e))
     }
 
     async fn get_extended_agent_card(

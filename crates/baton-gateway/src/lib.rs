@@ -8,6 +8,7 @@ mod handler;
 mod identity;
 mod intake;
 mod listing;
+mod push_configs;
 mod push_receiver;
 mod routes;
 mod version;

@@ -20,7 +20,7 @@ use tower_http::limit::RequestBodyLimitLayer;
 use crate::card::card_routes;
 use crate::handler::TemporalHandler;
 use crate::push_receiver::push_routes;
-use crate::version::require_a2a_1;
+use crate::version::{empty_delete_is_json, require_a2a_1};
 
 /// The limits every request passes first.
 #[derive(Debug, Clone, Copy)]
@@ -36,7 +36,9 @@ pub fn gateway_routes(handler: TemporalHandler, base_path: &str, limits: Limits)
     let base = base_path.trim_end_matches('/');
     let handler = Arc::new(handler);
     let card = card_routes(&handler.config.card);
-    let rest = rest_router(handler.clone()).layer(axum::middleware::from_fn(require_a2a_1));
+    let rest = rest_router(handler.clone())
+        .layer(axum::middleware::from_fn(empty_delete_is_json))
+        .layer(axum::middleware::from_fn(require_a2a_1));
     let a2a = rest
         .merge(jsonrpc_router(handler.clone()))
         .merge(push_routes(handler.client.clone()))

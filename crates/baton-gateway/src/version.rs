@@ -1,6 +1,6 @@
-//! A2A-Version on the HTTP+JSON routes. The official JSON-RPC router checks it itself; the
-//! REST router does not, so this layer does, the same way: a missing version reads as 0.3, and
-//! anything but 1.x is refused with VersionNotSupported (HTTP 400).
+//! Fixes on the official HTTP+JSON router. A2A-Version: the JSON-RPC router checks it itself;
+//! the REST router does not, so this layer does, the same way: a missing version reads as 0.3,
+//! and anything but 1.x is refused with VersionNotSupported (HTTP 400).
 
 use axum::Json;
 use axum::extract::Request;
@@ -26,6 +26,22 @@ pub async fn require_a2a_1(request: Request, next: Next) -> Response {
         }]
     }});
     (StatusCode::BAD_REQUEST, Json(body)).into_response()
+}
+
+/// The HTTP+JSON DeleteTaskPushNotificationConfig answers `google.protobuf.Empty`, which is `{}`
+/// in JSON; the official router sends an empty body, which clients that parse the answer (the
+/// Python a2a-sdk) refuse. Say `{}`.
+pub async fn empty_delete_is_json(request: Request, next: Next) -> Response {
+    let is_delete = request.method() == axum::http::Method::DELETE;
+    let response = next.run(request).await;
+    let empty = response
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .is_none_or(|length| length == "0");
+    if is_delete && response.status() == StatusCode::OK && empty {
+        return (StatusCode::OK, Json(json!({}))).into_response();
+    }
+    response
 }
 
 /// The header, else the query parameter; absent means 0.3.
