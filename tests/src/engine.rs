@@ -224,7 +224,7 @@ impl WorkerConfig {
             None => String::new(),
         };
         format!(
-            "agents = [{}]\n[agent]\nid = \"{}\"\n{server}[temporal]\nmode = \"remote\"\naddress = \"{}\"\ntls = false\ntask_queue = \"{}\"\n[model]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout = \"10s\"\n",
+            "agents = [{}]\n[agent]\nid = \"{}\"\n{server}[temporal]\nmode = \"remote\"\naddress = \"{}\"\ntls = false\nsearch_attributes = true\ntask_queue = \"{}\"\n[model]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout = \"10s\"\n",
             self.agents.join(", "),
             self.agent_id,
             self.temporal_address,

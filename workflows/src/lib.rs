@@ -9,6 +9,7 @@
 mod event_log;
 mod policies;
 mod remote_task_workflow;
+pub mod search_attributes;
 mod task_workflow;
 
 pub use remote_task_workflow::RemoteTaskWorkflow;

@@ -32,6 +32,7 @@ use temporalio_workflow::{WaitConditionOptions, WorkflowCancellationToken, selec
 use crate::RemoteTaskWorkflow;
 use crate::event_log::EventLog;
 use crate::policies;
+use crate::search_attributes::{A2A_CONTEXT_ID, A2A_TASK_STATE};
 
 /// How long a cancelled parent waits for its stand-ins to confirm before it ends anyway.
 const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
@@ -413,6 +414,14 @@ fn record_state(
 ) {
     let now = ctx.workflow_time();
     let task_id = ctx.workflow_id().to_string();
+    // A task the gateway indexed for listing keeps its indexed state current.
+    if ctx.search_attributes().get(&A2A_CONTEXT_ID).is_some() {
+        let name = serde_json::to_value(state)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        ctx.upsert_search_attributes([A2A_TASK_STATE.value_set(name)]);
+    }
     ctx.state_mut(|s| {
         s.state = state;
         s.sub_state = sub_state.clone();

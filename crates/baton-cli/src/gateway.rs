@@ -69,6 +69,7 @@ pub fn routes(settings: &Settings, client: Client) -> axum::Router {
             card: agent_card(settings),
             poll_interval: POLL_INTERVAL,
             allow_private_push_urls: settings.server.allow_private_push_urls,
+            search_attributes: settings.temporal.search_attributes,
             own_push_prefix: format!(
                 "{}/a2a/push/",
                 public_url(settings).as_str().trim_end_matches('/')

@@ -180,6 +180,25 @@ async fn the_a2a_sdk_client_sends_follows_lists_and_cancels_over_both_bindings()
         );
         let mine = alice.call("list", &[]).await.ok();
         assert!(mine[0]["tasks"].to_string().contains(&task_id), "{mine:?}");
+        // Listed through search attributes: by context too.
+        let context = task["contextId"].as_str().unwrap();
+        let in_context = alice.call("list", &["--context-id", context]).await.ok();
+        let ids: Vec<&str> = in_context[0]["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, [task_id.as_str()]);
+        let elsewhere = alice
+            .call("list", &["--context-id", "no-such-context"])
+            .await
+            .ok();
+        assert!(
+            elsewhere[0]
+                .get("tasks")
+                .is_none_or(|t| t.as_array().unwrap().is_empty())
+        );
 
         // Cancel, then every call a closed task refuses.
         let canceled = alice.call("cancel", &["--task-id", &task_id]).await.ok();

@@ -142,6 +142,7 @@ mod tests {
                     namespace: "default".into(),
                     task_queue: "baton".into(),
                     tls: false,
+                    search_attributes: true,
                     api_key: None,
                     embedded: EmbeddedTemporal {
                         binary: "temporal".into(),
@@ -280,6 +281,7 @@ timeout = "1m30s"
                     namespace: "desk.a1b2c".into(),
                     task_queue: "desk".into(),
                     tls: true,
+                    search_attributes: false,
                     api_key: Some(Secret::new("tk")),
                     embedded: EmbeddedTemporal {
                         binary: Path::new(BASE_DIR).join("tools/temporal"),

@@ -20,6 +20,10 @@ pub struct TemporalSettings {
     pub tls: bool,
     /// From `TEMPORAL_API_KEY`, never from the file.
     pub api_key: Option<Secret>,
+    /// Whether tasks carry Baton's search attributes (A2AContextId, A2ATaskState, BatonAgent,
+    /// BatonParticipants) for ListTasks. True by default in embedded mode, which registers them;
+    /// on a cluster, register them first, then set it.
+    pub search_attributes: bool,
     pub embedded: EmbeddedTemporal,
 }
 
@@ -52,12 +56,13 @@ impl fmt::Display for TemporalMode {
     }
 }
 
-const KEYS: [&str; 6] = [
+const KEYS: [&str; 7] = [
     "mode",
     "address",
     "namespace",
     "task_queue",
     "tls",
+    "search_attributes",
     "embedded",
 ];
 const API_KEY_VARIABLES: [&str; 1] = ["TEMPORAL_API_KEY"];
@@ -111,6 +116,10 @@ pub(crate) fn read(
         task_queue: task_queue.to_owned(),
         tls,
         api_key,
+        search_attributes: section
+            .field("search_attributes")
+            .boolean(errors)
+            .unwrap_or(mode == TemporalMode::Embedded),
         embedded: embedded_temporal::read(section.field("embedded"), agent_id, base_dir, errors),
     }
 }
@@ -318,10 +327,26 @@ mod tests {
     #[test]
     fn unknown_key_is_refused() {
         assert_only_error(
-            "[temporal]\nsearch_attributes = true",
-            "temporal.search_attributes",
-            "unknown setting (allowed: mode, address, namespace, task_queue, tls, embedded)",
+            "[temporal]\nindexing = true",
+            "temporal.indexing",
+            "unknown setting (allowed: mode, address, namespace, task_queue, tls, search_attributes, embedded)",
         );
+    }
+
+    #[test]
+    fn search_attributes_default_on_in_embedded_mode_only() {
+        assert!(parse("").unwrap().temporal.search_attributes);
+        let remote =
+            parse("[temporal]\nmode = \"remote\"\naddress = \"localhost:7233\"\ntls = false")
+                .unwrap()
+                .temporal;
+        assert!(!remote.search_attributes);
+        let chosen = parse(
+            "[temporal]\nmode = \"remote\"\naddress = \"localhost:7233\"\ntls = false\nsearch_attributes = true",
+        )
+        .unwrap()
+        .temporal;
+        assert!(chosen.search_attributes);
     }
 
     #[test]

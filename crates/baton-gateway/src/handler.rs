@@ -17,6 +17,9 @@ use baton_core::extensions::SUPPORTED_EXTENSIONS;
 use baton_core::push_token::hex;
 use baton_proto::{EventPage, InboxReceipt, TaskState, TaskView};
 use baton_workflows::TaskWorkflow;
+use baton_workflows::search_attributes::{
+    A2A_CONTEXT_ID, A2A_TASK_STATE, BATON_AGENT, BATON_PARTICIPANTS,
+};
 use futures::stream::BoxStream;
 use sha2::{Digest, Sha256};
 use temporalio_client::errors::{
@@ -26,6 +29,7 @@ use temporalio_client::{
     Client, WorkflowCancelOptions, WorkflowExecuteUpdateOptions, WorkflowIdConflictPolicy,
     WorkflowQueryOptions, WorkflowUpdateWithStartOptions,
 };
+use temporalio_common::search_attributes::SearchAttributes;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::a2a_task::{events_of, task_of};
@@ -44,6 +48,8 @@ pub struct GatewayConfig {
     pub poll_interval: Duration,
     /// `server.allow_private_push_urls`.
     pub allow_private_push_urls: bool,
+    /// Whether tasks carry Baton's search attributes (`temporal.search_attributes`).
+    pub search_attributes: bool,
     /// This agent's own push receiver (`<base_url>/a2a/push/`): its own stand-ins register it,
     /// and it is trusted whatever address it has.
     pub own_push_prefix: String,
@@ -155,11 +161,21 @@ impl TemporalHandler {
             delegators: &self.config.delegators,
         };
         let input = new_task(&sender, message, &context_id, &trust)?;
+        let indexed = self.config.search_attributes.then(|| {
+            SearchAttributes::new([
+                A2A_CONTEXT_ID.value_set(context_id.clone()),
+                A2A_TASK_STATE.value_set("TASK_STATE_SUBMITTED".to_string()),
+                BATON_AGENT.value_set(self.config.agent_id.clone()),
+                BATON_PARTICIPANTS
+                    .value_set(input.participants.iter().map(|p| p.id.clone()).collect()),
+            ])
+        });
         let options = WorkflowUpdateWithStartOptions::new(
             self.config.task_queue.clone(),
             task_id.clone(),
             WorkflowIdConflictPolicy::UseExisting,
         )
+        .maybe_search_attributes(indexed)
         .build();
         let receipt = self
             .client

@@ -38,19 +38,25 @@ pub async fn list_tasks(
         return Ok(empty(page_size));
     };
 
-    let query = format!(
-        "WorkflowType = 'TaskWorkflow' AND TaskQueue = '{}'",
-        handler.config.task_queue.replace('\'', "")
-    );
-    let ids: Vec<String> = handler
+    let query = visibility_query(handler, &caller, &req);
+    let runs: Vec<_> = handler
         .client
         .list_workflows(
             query,
             WorkflowListOptions::builder().limit(SCAN_LIMIT).build(),
         )
-        .filter_map(|run| async move { run.ok().map(|r| r.id().to_string()) })
         .collect()
         .await;
+    let ids = runs
+        .into_iter()
+        .map(|run| run.map(|r| r.id().to_string()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| {
+            A2AError::internal(format!(
+                "listing tasks failed: {e}. If Baton's search attributes are not registered on \
+                 this namespace, register them (docs/gateway.md) or set temporal.search_attributes = false"
+            ))
+        })?;
 
     let mut views = Vec::new();
     for id in dedup(ids) {
@@ -103,6 +109,30 @@ pub async fn list_tasks(
         page_size,
         total_size: total as i32,
     })
+}
+
+/// The visibility query: by task queue, and, when tasks carry Baton's search attributes, by the
+/// caller, the context and the state too, so only their tasks are read.
+fn visibility_query(handler: &TemporalHandler, caller: &str, req: &ListTasksRequest) -> String {
+    let quote = |value: &str| format!("'{}'", value.replace(['\'', '\\'], ""));
+    let mut query = format!(
+        "WorkflowType = 'TaskWorkflow' AND TaskQueue = {}",
+        quote(&handler.config.task_queue)
+    );
+    if handler.config.search_attributes {
+        query += &format!(" AND BatonParticipants = {}", quote(caller));
+        if let Some(context) = &req.context_id {
+            query += &format!(" AND A2AContextId = {}", quote(context));
+        }
+        if let Some(state) = &req.status {
+            let name = serde_json::to_value(state)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            query += &format!(" AND A2ATaskState = {}", quote(&name));
+        }
+    }
+    query
 }
 
 /// A task that continued as new is listed once per run: keep the first of each id.

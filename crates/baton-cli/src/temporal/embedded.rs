@@ -219,6 +219,9 @@ fn start_dev_args(
     for value in LATENCY_TUNING {
         args.extend(["--dynamic-config-value".into(), (*value).to_string()]);
     }
+    for (name, kind) in baton_workflows::search_attributes::REGISTRATIONS {
+        args.extend(["--search-attribute".into(), format!("{name}={kind}")]);
+    }
     args
 }
 
@@ -345,6 +348,10 @@ mod tests {
         assert!(args.contains("--namespace team"), "{args}");
         assert!(
             args.contains("history.transferProcessorMaxPollRPS=1000"),
+            "{args}"
+        );
+        assert!(
+            args.contains("--search-attribute BatonParticipants=KeywordList"),
             "{args}"
         );
     }
