@@ -181,6 +181,8 @@ pub struct WorkerConfig {
     pub base_url: Option<String>,
     /// `server.allow_private_push_urls`: tests' webhooks live on 127.0.0.1.
     pub allow_private_push_urls: bool,
+    /// More `[server]` lines, like `rate_limit_per_minute = 5`.
+    pub server_extra: Vec<String>,
 }
 
 impl WorkerConfig {
@@ -193,6 +195,7 @@ impl WorkerConfig {
             agents: Vec::new(),
             base_url: None,
             allow_private_push_urls: false,
+            server_extra: Vec::new(),
         }
     }
 
@@ -216,11 +219,17 @@ impl WorkerConfig {
 
     pub fn render(&self) -> String {
         let server = match &self.base_url {
-            Some(url) => format!(
-                "[server]\nbind = \"{}\"\nbase_url = \"{url}\"\nallow_private_push_urls = {}\n",
-                url.trim_start_matches("http://"),
-                self.allow_private_push_urls,
-            ),
+            Some(url) => {
+                format!(
+                    "[server]\nbind = \"{}\"\nbase_url = \"{url}\"\nallow_private_push_urls = {}\n",
+                    url.trim_start_matches("http://"),
+                    self.allow_private_push_urls,
+                ) + &self
+                    .server_extra
+                    .iter()
+                    .map(|line| format!("{line}\n"))
+                    .collect::<String>()
+            }
             None => String::new(),
         };
         format!(

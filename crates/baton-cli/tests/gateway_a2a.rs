@@ -482,3 +482,43 @@ async fn a_webhook_on_a_private_address_is_refused_unless_allowed() {
         assert_eq!(refused.reason(), "INVALID_PARAMS", "{hook}");
     }
 }
+
+#[tokio::test]
+async fn oversized_bodies_and_floods_are_refused_before_they_cost_anything() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(replies(5)).await;
+    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    config.server_extra = vec![
+        "max_request_bytes = 4096".into(),
+        "rate_limit_per_minute = 5".into(),
+    ];
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let http = reqwest::Client::new();
+
+    let huge = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+        "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x".repeat(8192)}]}}});
+    let response = http
+        .post(format!("{url}/"))
+        .header("A2A-Version", "1.0")
+        .header("X-Participant-Id", "alice")
+        .json(&huge)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 413);
+
+    let mut statuses = Vec::new();
+    for _ in 0..8 {
+        let response = http
+            .get(format!("{url}/.well-known/agent-card.json"))
+            .send()
+            .await
+            .unwrap();
+        statuses.push(response.status().as_u16());
+    }
+    // The oversized body was refused by its declared length before the limiter counted it:
+    // the bucket of 5 serves the first five card fetches.
+    assert_eq!(statuses, [200, 200, 200, 200, 200, 429, 429, 429]);
+    assert_eq!(model.requests().len(), 0, "nothing reached a task");
+}
