@@ -1,6 +1,7 @@
 //! The `baton` command's library half: everything the binary wires together, kept testable.
 
 pub mod agents_check;
+pub mod bench;
 pub mod gateway;
 pub mod http_server;
 pub mod logging;

@@ -1,0 +1,36 @@
+//! `baton bench`: benchmarks whose figures are ratios against a baseline measured in the same
+//! run, never absolute claims from timed tests (DESIGN.md, "Rules of the house").
+//!
+//! - `baton bench delegation`: delegation latency, throughput, Temporal steps and parked memory,
+//!   against a bare Temporal parent→child→signal round trip (docs/performance.md).
+
+mod baseline;
+mod delegation;
+mod measure;
+mod model;
+mod peer;
+mod report;
+mod worker;
+
+use std::process::ExitCode;
+
+pub use baseline::{BenchActivities, BenchChildWorkflow, BenchParentWorkflow};
+pub use delegation::DelegationArgs;
+pub use peer::PeerArgs;
+
+#[derive(clap::Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Delegation latency, throughput, steps and parked memory, as ratios against a bare
+    /// Temporal round trip, on a local dev server the bench starts itself.
+    Delegation(DelegationArgs),
+    /// The bench's fast A2A peer (started by `bench delegation` as a child process).
+    #[command(hide = true)]
+    Peer(PeerArgs),
+}
+
+pub async fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        BenchCommand::Delegation(args) => delegation::run(args).await,
+        BenchCommand::Peer(args) => peer::serve(args).await,
+    }
+}

@@ -1,0 +1,100 @@
+//! The bench's in-process worker, assembled exactly as `baton worker` assembles its own
+//! (`crate::worker`), plus the baseline's workflows and activity on the same task queue.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use baton_a2a::{CardLimits, Registry};
+use baton_activities::{BatonActivities, StaticPrefix};
+use baton_config::Settings;
+use baton_core::system_prompt::static_prefix;
+use baton_model::ChatCompletions;
+use baton_workflows::{RemoteTaskWorkflow, TaskWorkflow};
+use temporalio_client::Client;
+use temporalio_sdk::{Runtime, Worker, WorkerOptions};
+
+use super::baseline::{BenchActivities, BenchChildWorkflow, BenchParentWorkflow};
+
+/// As `baton worker`: how long running activities may take to finish after shutdown is asked.
+const GRACE: Duration = Duration::from_secs(10);
+
+/// Runs `body` while the worker of `settings` polls, then stops the worker gracefully and
+/// waits for it. The worker's `run()` is not `Send`, so it is driven on this task while `body`
+/// runs on the runtime's threads.
+///
+/// `max_cached_workflows` overrides the SDK's default workflow cache (an experiment knob:
+/// `baton worker` keeps the default).
+pub async fn with_worker<T, F>(
+    settings: &Settings,
+    client: Client,
+    max_cached_workflows: Option<usize>,
+    body: F,
+) -> anyhow::Result<T>
+where
+    T: Send + 'static,
+    F: Future<Output = anyhow::Result<T>> + Send + 'static,
+{
+    let registry = Arc::new(Registry::build(settings, &[], CardLimits::default()).await?);
+    let roster = registry.roster();
+    let prefix = StaticPrefix::new(static_prefix(&settings.agent.id, &roster.text));
+    let model = &settings.model;
+    let provider = ChatCompletions::new(
+        model.base_url.clone(),
+        model.api_key.as_ref().map(|key| key.expose().to_string()),
+        model.timeout,
+    );
+    let activities = BatonActivities::new(
+        registry,
+        Arc::new(provider),
+        model.model.clone(),
+        prefix,
+        settings.server.base_url.clone(),
+    );
+    let runtime =
+        Runtime::from_current_tokio(Default::default()).context("starting the Temporal runtime")?;
+    let options = WorkerOptions::new(settings.temporal.task_queue.clone())
+        .register_workflow::<TaskWorkflow>()?
+        .register_workflow::<RemoteTaskWorkflow>()?
+        .register_workflow::<BenchParentWorkflow>()?
+        .register_workflow::<BenchChildWorkflow>()?
+        .register_activities(activities)
+        .register_activities(BenchActivities)
+        .graceful_shutdown_period(GRACE)
+        .maybe_max_cached_workflows(max_cached_workflows)
+        .build();
+    let mut worker =
+        Worker::new(&runtime, client.clone(), options).context("creating the Temporal worker")?;
+    let shutdown = worker.shutdown_handle();
+    let http = match &settings.server.base_url {
+        Some(_) => Some(
+            crate::http_server::start(
+                settings.server.bind,
+                baton_gateway::push_routes(client.clone()),
+            )
+            .await?,
+        ),
+        None => None,
+    };
+
+    let body = tokio::spawn(body);
+    let abort = body.abort_handle();
+    let run = async {
+        let ran = worker.run().await;
+        // A worker that stopped on its own leaves the body nothing to measure.
+        abort.abort();
+        ran
+    };
+    let drive = async {
+        let outcome = body.await;
+        shutdown();
+        outcome
+    };
+    let (ran, outcome) = tokio::join!(run, drive);
+    if let Some(http) = http {
+        http.stop().await;
+    }
+    ran.context("the Temporal worker stopped with an error")?;
+    outcome.context("the bench stopped before it finished")?
+}
