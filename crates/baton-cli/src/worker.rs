@@ -24,6 +24,12 @@ use crate::temporal_client::TemporalSession;
 /// How long running activities may take to finish after a shutdown is asked for.
 const GRACE: Duration = Duration::from_secs(10);
 
+/// Workflows kept in memory between their tasks. Most of a worker's memory is this cache, and a
+/// parked sub-task is two idle workflows: at the SDK's default of 1,000, parking 1,000 sub-tasks
+/// cost 70 MiB; at 100, 20 MiB, with no slower parking (docs/performance.md). An evicted
+/// workflow replays from history when it wakes, which costs a fetch and a few milliseconds.
+pub const WORKFLOW_CACHE: usize = 100;
+
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
     let session = TemporalSession::open(&settings).await?;
@@ -57,6 +63,7 @@ async fn serve(settings: &Settings, session: &TemporalSession) -> anyhow::Result
         .register_workflow::<RemoteTaskWorkflow>()?
         .register_activities(activities)
         .graceful_shutdown_period(GRACE)
+        .max_cached_workflows(WORKFLOW_CACHE)
         // After a worker dies, its cached workflows' next tasks move to another worker after
         // this long, instead of the default 10 s (a push waits for that answer).
         .sticky_queue_schedule_to_start_timeout(Duration::from_secs(3))

@@ -367,7 +367,7 @@ pub fn print_text(report: &Report) {
     if !report.parking.is_empty() {
         let cache = report
             .max_cached_workflows
-            .map_or("the SDK's default workflow cache".to_string(), |n| {
+            .map_or("baton worker's workflow cache".to_string(), |n| {
                 format!("EXPERIMENT: workflow cache {n}")
             });
         println!("\nmemory: RSS of the bench process (worker + model + client; {cache})");

@@ -24,8 +24,7 @@ const GRACE: Duration = Duration::from_secs(10);
 /// waits for it. The worker's `run()` is not `Send`, so it is driven on this task while `body`
 /// runs on the runtime's threads.
 ///
-/// `max_cached_workflows` overrides the SDK's default workflow cache (an experiment knob:
-/// `baton worker` keeps the default).
+/// `max_cached_workflows` overrides `baton worker`'s workflow cache (an experiment knob).
 pub async fn with_worker<T, F>(
     settings: &Settings,
     client: Client,
@@ -62,7 +61,7 @@ where
         .register_activities(activities)
         .register_activities(BenchActivities)
         .graceful_shutdown_period(GRACE)
-        .maybe_max_cached_workflows(max_cached_workflows)
+        .max_cached_workflows(max_cached_workflows.unwrap_or(crate::worker::WORKFLOW_CACHE))
         .build();
     let mut worker =
         Worker::new(&runtime, client.clone(), options).context("creating the Temporal worker")?;
