@@ -1,5 +1,6 @@
 //! The bench's in-process worker, assembled exactly as `baton worker` assembles its own
-//! (`crate::worker`), plus the baseline's workflows and activity on the same task queue.
+//! (`crate::worker`: same options, same HTTP routes, so the push receiver is the gateway's), plus
+//! the baseline's workflows and activity on the same task queue. Keep the two in step.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -62,6 +63,8 @@ where
         .register_activities(BenchActivities)
         .graceful_shutdown_period(GRACE)
         .max_cached_workflows(max_cached_workflows.unwrap_or(crate::worker::WORKFLOW_CACHE))
+        // As `baton worker`: a dead worker's sticky tasks move on after 3 s, not 10.
+        .sticky_queue_schedule_to_start_timeout(Duration::from_secs(3))
         .build();
     let mut worker =
         Worker::new(&runtime, client.clone(), options).context("creating the Temporal worker")?;
@@ -70,7 +73,7 @@ where
         Some(_) => Some(
             crate::http_server::start(
                 settings.server.bind,
-                baton_gateway::push_routes(client.clone()),
+                crate::gateway::routes(settings, client.clone()),
             )
             .await?,
         ),
