@@ -38,7 +38,9 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     outcome.map(|()| ExitCode::SUCCESS)
 }
 
-async fn serve(settings: &Settings, session: &TemporalSession) -> anyhow::Result<()> {
+/// The activities of a worker for `settings`: the registry of agents (cards fetched and
+/// validated), the roster's static prefix and the model provider.
+pub async fn activities(settings: &Settings) -> anyhow::Result<BatonActivities> {
     let registry = Arc::new(Registry::build(settings, &[], CardLimits::default()).await?);
     let roster = registry.roster();
     let prefix = StaticPrefix::new(static_prefix(&settings.agent.id, &roster.text));
@@ -48,13 +50,17 @@ async fn serve(settings: &Settings, session: &TemporalSession) -> anyhow::Result
         model.api_key.as_ref().map(|key| key.expose().to_string()),
         model.timeout,
     );
-    let activities = BatonActivities::new(
+    Ok(BatonActivities::new(
         registry,
         Arc::new(provider),
         model.model.clone(),
         prefix,
         settings.server.base_url.clone(),
-    );
+    ))
+}
+
+async fn serve(settings: &Settings, session: &TemporalSession) -> anyhow::Result<()> {
+    let activities = activities(settings).await?;
     let runtime =
         Runtime::from_current_tokio(Default::default()).context("starting the Temporal runtime")?;
     let task_queue = settings.temporal.task_queue.clone();

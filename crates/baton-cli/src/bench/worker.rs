@@ -1,17 +1,11 @@
-//! The bench's in-process worker, assembled exactly as `baton worker` assembles its own
-//! (`crate::worker`: same options, same HTTP routes, so the push receiver is the gateway's), plus
-//! the baseline's workflows and activity on the same task queue. Keep the two in step.
+//! The bench's in-process worker: the activities `baton worker` builds (`crate::worker`), its
+//! options and its HTTP routes, plus the baseline's workflows and activity on the same task queue.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use baton_a2a::{CardLimits, Registry};
-use baton_activities::{BatonActivities, StaticPrefix};
 use baton_config::Settings;
-use baton_core::system_prompt::static_prefix;
-use baton_model::ChatCompletions;
 use baton_workflows::{RemoteTaskWorkflow, TaskWorkflow};
 use temporalio_client::Client;
 use temporalio_sdk::{Runtime, Worker, WorkerOptions};
@@ -36,22 +30,7 @@ where
     T: Send + 'static,
     F: Future<Output = anyhow::Result<T>> + Send + 'static,
 {
-    let registry = Arc::new(Registry::build(settings, &[], CardLimits::default()).await?);
-    let roster = registry.roster();
-    let prefix = StaticPrefix::new(static_prefix(&settings.agent.id, &roster.text));
-    let model = &settings.model;
-    let provider = ChatCompletions::new(
-        model.base_url.clone(),
-        model.api_key.as_ref().map(|key| key.expose().to_string()),
-        model.timeout,
-    );
-    let activities = BatonActivities::new(
-        registry,
-        Arc::new(provider),
-        model.model.clone(),
-        prefix,
-        settings.server.base_url.clone(),
-    );
+    let activities = crate::worker::activities(settings).await?;
     let runtime =
         Runtime::from_current_tokio(Default::default()).context("starting the Temporal runtime")?;
     let options = WorkerOptions::new(settings.temporal.task_queue.clone())
