@@ -18,6 +18,10 @@ use super::{ConnectError, wait_until_ready};
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a SIGTERM'd server may take to exit before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(10);
+/// How many times a start that lost a port race is tried. The dev server picks free ports for its
+/// internal services itself, and another process can take one before it binds it
+/// (temporalio/cli#550); it then exits with "address already in use", and a new start succeeds.
+const START_ATTEMPTS: u32 = 3;
 
 /// Dev-server settings that cut the per-step latency: its one history shard otherwise reads
 /// transfer tasks 20 times a second, which adds ~50 ms to every workflow step
@@ -59,6 +63,12 @@ pub enum EmbeddedError {
     },
 }
 
+impl EmbeddedError {
+    fn lost_a_port_race(&self) -> bool {
+        matches!(self, EmbeddedError::ExitedEarly { tail, .. } if tail.contains("address already in use"))
+    }
+}
+
 /// A running dev server. Stopping is `stop().await`; dropping it kills the server too, and the
 /// kernel sends it SIGTERM if Baton itself dies (PR_SET_PDEATHSIG), so none is left behind.
 pub struct EmbeddedServer {
@@ -72,6 +82,24 @@ impl EmbeddedServer {
     /// Starts the server for `settings` (its `embedded` section and namespace) and waits until the
     /// namespace answers. Returns the server and a connection to it.
     pub async fn start(
+        settings: &TemporalSettings,
+    ) -> Result<(EmbeddedServer, Connection), EmbeddedError> {
+        let mut attempt = 1;
+        loop {
+            match Self::start_once(settings).await {
+                Err(error) if attempt < START_ATTEMPTS && error.lost_a_port_race() => {
+                    tracing::warn!(
+                        attempt,
+                        "the embedded Temporal server lost a port race; starting it again: {error}"
+                    );
+                    attempt += 1;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    async fn start_once(
         settings: &TemporalSettings,
     ) -> Result<(EmbeddedServer, Connection), EmbeddedError> {
         let embedded = &settings.embedded;
@@ -293,22 +321,80 @@ fn choose_port(configured: u16) -> Result<u16, EmbeddedError> {
     Ok(port)
 }
 
+/// The end of the server's log, led by the line that says why it stopped when that line is
+/// further up: a Go panic prints its cause first and then pages of goroutine stacks.
 fn log_tail(log: &Path) -> String {
     const TAIL_BYTES: u64 = 2048;
+    const HEAD_BYTES: u64 = 256 * 1024;
     let Ok(mut file) = File::open(log) else {
         return "(the log cannot be read)".into();
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    file.seek(SeekFrom::Start(len.saturating_sub(TAIL_BYTES)))
+    let tail_start = len.saturating_sub(TAIL_BYTES);
+    let mut head = Vec::new();
+    (&mut file)
+        .take(tail_start.min(HEAD_BYTES))
+        .read_to_end(&mut head)
         .ok();
-    let mut tail = String::new();
-    file.read_to_string(&mut tail).ok();
-    tail
+    file.seek(SeekFrom::Start(tail_start)).ok();
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail).ok();
+    let tail = String::from_utf8_lossy(&tail);
+    let cause = String::from_utf8_lossy(&head)
+        .lines()
+        .find(|line| line.starts_with("panic:") || line.starts_with("Error:"))
+        .map(str::to_string);
+    match cause {
+        Some(cause) => format!("{cause}\n[…]\n{tail}"),
+        None => tail.into_owned(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_log_tail_leads_with_the_cause_of_a_panic_further_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("temporal.log");
+        let stacks = "goroutine 1 [running]:\n\tsome/frame.go:1 +0x1\n".repeat(200);
+        std::fs::write(
+            &log,
+            format!("starting\npanic: listen tcp 127.0.0.1:1234: bind: address already in use\n\n{stacks}"),
+        )
+        .unwrap();
+        let tail = log_tail(&log);
+        assert!(
+            tail.starts_with(
+                "panic: listen tcp 127.0.0.1:1234: bind: address already in use\n[…]\n"
+            ),
+            "{tail}"
+        );
+        assert!(tail.ends_with("some/frame.go:1 +0x1\n"), "{tail}");
+        assert!(tail.len() < 2200, "{}", tail.len());
+        let error = EmbeddedError::ExitedEarly {
+            status: ExitStatus::default(),
+            log,
+            tail,
+        };
+        assert!(error.lost_a_port_race());
+    }
+
+    #[test]
+    fn a_short_log_is_shown_whole_and_an_exit_for_another_cause_is_not_retried() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("temporal.log");
+        std::fs::write(&log, "Error: unable to open database file\n").unwrap();
+        let tail = log_tail(&log);
+        assert_eq!(tail, "Error: unable to open database file\n");
+        let error = EmbeddedError::ExitedEarly {
+            status: ExitStatus::default(),
+            log,
+            tail,
+        };
+        assert!(!error.lost_a_port_race());
+    }
 
     #[test]
     fn a_missing_binary_names_the_install_command_and_the_setting() {
