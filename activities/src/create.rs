@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use a2a::{Message, Part, PartContent, Role, StreamResponse};
 use baton_a2a::RemoteAgent;
-use baton_a2a::snapshot::{after_event, message_text, of_task};
+use baton_a2a::snapshot::{after_event, message_text, of_status_update, of_task};
 use baton_core::extensions::ENVELOPE_MEDIA_TYPE;
 use baton_proto::{RemoteSnapshot, StartAgentTaskIn, StartAgentTaskOut, TaskState};
 use futures::StreamExt;
@@ -99,6 +99,7 @@ async fn create(agent: &RemoteAgent, message: Message) -> StartAgentTaskOut {
         let next = match (&seen, &event) {
             (_, StreamResponse::Task(task)) => Some(of_task(task)),
             (Some(before), _) => after_event(before, &event),
+            (None, StreamResponse::StatusUpdate(update)) => Some(of_status_update(update)),
             (None, _) => None,
         };
         if let Some(next) = next {

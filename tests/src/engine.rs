@@ -9,7 +9,11 @@ use baton_cli::temporal::EmbeddedServer;
 use baton_config::Settings;
 use baton_proto::{TaskInput, TaskView};
 use baton_workflows::TaskWorkflow;
-use temporalio_client::{Client, ClientOptions, WorkflowQueryOptions, WorkflowStartOptions};
+use temporalio_client::{
+    Client, ClientOptions, UntypedWorkflow, WorkflowFetchHistoryOptions, WorkflowQueryOptions,
+    WorkflowStartOptions,
+};
+use temporalio_common::protos::temporal::api::history::v1::HistoryEvent;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -56,6 +60,16 @@ impl TestTemporal {
             )
             .await
             .expect("starting the TaskWorkflow");
+    }
+
+    /// Every event of the current run of workflow `id`.
+    pub async fn history(&self, id: &str) -> Vec<HistoryEvent> {
+        self.client
+            .get_workflow_handle::<UntypedWorkflow>(id)
+            .fetch_history(WorkflowFetchHistoryOptions::default())
+            .into_events()
+            .await
+            .expect("fetching the workflow history")
     }
 
     /// The `task` query of a TaskWorkflow.
@@ -183,6 +197,8 @@ pub struct WorkerConfig {
     pub allow_private_push_urls: bool,
     /// More `[server]` lines, like `rate_limit_per_minute = 5`.
     pub server_extra: Vec<String>,
+    /// More `[temporal]` lines, like `follow_slots = 1`.
+    pub temporal_extra: Vec<String>,
 }
 
 impl WorkerConfig {
@@ -196,6 +212,7 @@ impl WorkerConfig {
             base_url: None,
             allow_private_push_urls: false,
             server_extra: Vec::new(),
+            temporal_extra: Vec::new(),
         }
     }
 
@@ -233,11 +250,15 @@ impl WorkerConfig {
             None => String::new(),
         };
         format!(
-            "agents = [{}]\n[agent]\nid = \"{}\"\n{server}[temporal]\nmode = \"remote\"\naddress = \"{}\"\ntls = false\nsearch_attributes = true\ntask_queue = \"{}\"\n[model]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout = \"10s\"\n",
+            "agents = [{}]\n[agent]\nid = \"{}\"\n{server}[temporal]\nmode = \"remote\"\naddress = \"{}\"\ntls = false\nsearch_attributes = true\ntask_queue = \"{}\"\n{}[model]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout = \"10s\"\n",
             self.agents.join(", "),
             self.agent_id,
             self.temporal_address,
             self.task_queue,
+            self.temporal_extra
+                .iter()
+                .map(|line| format!("{line}\n"))
+                .collect::<String>(),
             self.model_url,
         )
     }
@@ -302,8 +323,9 @@ pub async fn a2a_rpc(
 
 /// A forwarding proxy in front of an A2A agent, for faults the agent itself cannot script: it
 /// serves the agent's card with the proxy's URL in place of the agent's (so every call comes
-/// through it), forwards every other request as is (streams included), and answers the
-/// JSON-RPC methods it is told to refuse with a JSON-RPC error. Stopped on drop.
+/// through it), forwards every other request as is (streams included), answers the JSON-RPC
+/// methods it is told to refuse with a JSON-RPC error, and can cut the Task event from the
+/// streams of SendStreamingMessage. Stopped on drop.
 pub struct A2aProxy {
     addr: std::net::SocketAddr,
     state: std::sync::Arc<std::sync::Mutex<ProxyState>>,
@@ -316,6 +338,9 @@ struct ProxyState {
     refuse: std::collections::HashMap<String, usize>,
     /// Every JSON-RPC method called, in order, and whether it was refused.
     calls: Vec<(String, bool)>,
+    /// Whether SendStreamingMessage streams lose their `task` events, so that they start with
+    /// a status update (which the spec forbids and the Python SDK never sends).
+    cut_task_events: bool,
 }
 
 type ProxyShared = (String, String, std::sync::Arc<std::sync::Mutex<ProxyState>>);
@@ -349,6 +374,11 @@ impl A2aProxy {
         self.lock().refuse.insert(method.to_string(), times);
     }
 
+    /// From now on, SendStreamingMessage streams reach the caller without their `task` events.
+    pub fn cut_task_events(&self) {
+        self.lock().cut_task_events = true;
+    }
+
     /// Every JSON-RPC method called so far, in order, with whether the proxy refused it.
     pub fn calls(&self) -> Vec<(String, bool)> {
         self.lock().calls.clone()
@@ -377,7 +407,13 @@ async fn proxy_request(
         .await
         .unwrap_or_default();
     let rpc = serde_json::from_slice::<serde_json::Value>(&body).ok();
-    if let Some(method) = rpc.as_ref().and_then(|r| r["method"].as_str()) {
+    let method = rpc.as_ref().and_then(|r| r["method"].as_str());
+    let cut_tasks = method == Some("SendStreamingMessage")
+        && state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .cut_task_events;
+    if let Some(method) = method {
         let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
         let refuse = match state.refuse.get_mut(method) {
             Some(left) if *left > 0 => {
@@ -429,8 +465,49 @@ async fn proxy_request(
         // The card: every URL in it names the proxy.
         let text = response.text().await.unwrap_or_default();
         axum::body::Body::from(text.replace(&target, &own))
+    } else if cut_tasks {
+        axum::body::Body::from_stream(without_task_events(response.bytes_stream()))
     } else {
         axum::body::Body::from_stream(response.bytes_stream())
     };
     builder.body(body).unwrap()
+}
+
+/// An SSE stream of JSON-RPC results without the events whose result is a `task`.
+fn without_task_events<B: AsRef<[u8]>>(
+    upstream: impl futures::Stream<Item = reqwest::Result<B>> + Send + 'static,
+) -> impl futures::Stream<Item = reqwest::Result<Vec<u8>>> + Send + 'static {
+    use futures::StreamExt;
+    let mut pending = Vec::<u8>::new();
+    upstream.map(move |chunk| {
+        let chunk = chunk?;
+        pending.extend_from_slice(chunk.as_ref());
+        let mut kept = Vec::new();
+        while let Some(end) = event_end(&pending) {
+            let event: Vec<u8> = pending.drain(..end).collect();
+            let data = String::from_utf8_lossy(&event);
+            let is_task = data
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .filter_map(|json| serde_json::from_str::<serde_json::Value>(json.trim()).ok())
+                .any(|value| value["result"].get("task").is_some());
+            if !is_task {
+                kept.extend_from_slice(&event);
+            }
+        }
+        Ok(kept)
+    })
+}
+
+/// Where the first complete SSE event in `buffer` ends (after its blank line), if there is one.
+fn event_end(buffer: &[u8]) -> Option<usize> {
+    let lf = buffer.windows(2).position(|w| w == b"\n\n").map(|i| i + 2);
+    let crlf = buffer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| i + 4);
+    match (lf, crlf) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }

@@ -1,7 +1,7 @@
 //! Reading what a remote agent says about a task into a [`RemoteSnapshot`]: the state, the
 //! sub-state of the status extension, and the agent's last words.
 
-use a2a::{Message, Part, PartContent, StreamResponse, Task, TaskStatus};
+use a2a::{Message, Part, PartContent, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent};
 use baton_core::a2a_state::from_a2a;
 use baton_proto::RemoteSnapshot;
 use serde_json::Value;
@@ -19,17 +19,29 @@ pub fn of_task(task: &Task) -> RemoteSnapshot {
     }
 }
 
+/// The snapshot of one status update on its own: every update names its task, so a stream that
+/// starts with one (no Task first) still says which task exists and in what state.
+pub fn of_status_update(update: &TaskStatusUpdateEvent) -> RemoteSnapshot {
+    RemoteSnapshot {
+        remote_task_id: update.task_id.clone(),
+        state: from_a2a(&update.status.state),
+        sub_state: sub_state(update.metadata.as_ref()),
+        text: status_text(&update.status),
+    }
+}
+
 /// The snapshot after one stream event, given the snapshot before it. Returns `None` for an
 /// event that says nothing about the state (an artifact chunk, a message).
 pub fn after_event(before: &RemoteSnapshot, event: &StreamResponse) -> Option<RemoteSnapshot> {
     match event {
         StreamResponse::Task(task) => Some(of_task(task)),
-        StreamResponse::StatusUpdate(update) => Some(RemoteSnapshot {
-            remote_task_id: update.task_id.clone(),
-            state: from_a2a(&update.status.state),
-            sub_state: sub_state(update.metadata.as_ref()),
-            text: status_text(&update.status).or_else(|| before.text.clone()),
-        }),
+        StreamResponse::StatusUpdate(update) => {
+            let after = of_status_update(update);
+            Some(RemoteSnapshot {
+                text: after.text.or_else(|| before.text.clone()),
+                ..after
+            })
+        }
         StreamResponse::ArtifactUpdate(update) => {
             let text = parts_text(&update.artifact.parts)?;
             Some(RemoteSnapshot {
@@ -127,5 +139,27 @@ mod tests {
         let after = after_event(&before, &event).unwrap();
         assert_eq!(after.state, TaskState::Completed);
         assert_eq!(after.text.as_deref(), Some("halfway"));
+    }
+
+    #[test]
+    fn a_status_update_alone_names_its_task_state_sub_state_and_text() {
+        let event: StreamResponse = serde_json::from_value(json!({"statusUpdate": {
+            "taskId": "t9", "contextId": "c",
+            "status": {"state": "TASK_STATE_INPUT_REQUIRED",
+                       "message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "which one?"}]}},
+            "metadata": {STATUS_METADATA_KEY: {"sub_state": "awaiting-answer"}}}}))
+        .unwrap();
+        let StreamResponse::StatusUpdate(update) = &event else {
+            panic!("a status update: {event:?}")
+        };
+        assert_eq!(
+            of_status_update(update),
+            RemoteSnapshot {
+                remote_task_id: "t9".into(),
+                state: TaskState::InputRequired,
+                sub_state: Some("awaiting-answer".into()),
+                text: Some("which one?".into()),
+            }
+        );
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use baton_proto::TaskState;
 use baton_tests::PythonPeer;
-use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
+use baton_tests::engine::{A2aProxy, TestTemporal, WorkerConfig, WorkerProcess, task_input};
 use baton_tests::fake_model::{FakeModel, Scripted, call, reply};
 use serde_json::{Value, json};
 
@@ -129,6 +129,48 @@ async fn a_failed_child_is_noted_with_its_reason() {
     assert_eq!(view.sub_tasks[0].state, TaskState::Failed);
     let all: String = model.requests().iter().map(text).collect();
     assert!(all.contains("is FAILED: could not do it"), "{all}");
+}
+
+#[tokio::test]
+async fn a_stream_that_starts_with_a_status_update_still_creates_the_row() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "work"]).await;
+    let proxy = A2aProxy::start(&peer.url()).await;
+    proxy.cut_task_events();
+    let model = FakeModel::start(vec![
+        call(
+            "spawn_subtask",
+            json!({"name": "balance", "goal": "g", "agent": "ledger"}),
+        ),
+        reply("Waiting."),
+        reply("Done."),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &proxy.url(),
+        "follow_interval = \"1s\"",
+    );
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-notask", task_input("n", "g"))
+        .await;
+    let view = temporal
+        .wait_for_task("t-notask", WITHIN, |v| v.state.is_terminal())
+        .await;
+
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    let row = &view.sub_tasks[0];
+    assert_eq!(row.state, TaskState::Completed, "{row:?}");
+    let stats = peer.stats().await;
+    assert_eq!(stats["tasks_created"], 1);
+    assert_eq!(
+        row.remote_task_id.as_deref(),
+        stats["tasks"][0]["id"].as_str(),
+        "the row names the task the status update named"
+    );
+    let all: String = model.requests().iter().map(text).collect();
+    assert!(all.contains("is COMPLETED: done: g"), "{all}");
 }
 
 #[tokio::test]

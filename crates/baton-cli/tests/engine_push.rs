@@ -26,7 +26,7 @@ use baton_workflows::RemoteTaskWorkflow;
 use serde_json::{Value, json};
 use temporalio_client::{
     UntypedWorkflow, WorkflowCancelOptions, WorkflowDescribeOptions, WorkflowExecutionStatus,
-    WorkflowFetchHistoryOptions, WorkflowQueryOptions,
+    WorkflowQueryOptions,
 };
 use temporalio_common::data_converters::PayloadConversionError;
 use temporalio_common::payload_visitor::{
@@ -231,13 +231,7 @@ impl Parked {
 
     /// Every event of the current run of workflow `id`.
     async fn history(&self, id: &str) -> Vec<HistoryEvent> {
-        self.temporal
-            .client
-            .get_workflow_handle::<UntypedWorkflow>(id)
-            .fetch_history(WorkflowFetchHistoryOptions::default())
-            .into_events()
-            .await
-            .expect("fetching the workflow history")
+        self.temporal.history(id).await
     }
 
     /// Waits (at most 20 s) until the history of `id` stops growing for a second, and returns
