@@ -35,7 +35,9 @@ pub const FOLLOW_WINDOW: Duration = Duration::from_secs(600);
 /// How often long activities heartbeat.
 pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
 
-/// What the activities need from the worker, shared by every activity task.
+/// What the activities need from the worker, shared by every activity task. A clone shares all
+/// of it (the follow queue's worker holds one).
+#[derive(Clone)]
 pub struct BatonActivities {
     registry: Arc<Registry>,
     model: Arc<dyn ModelProvider>,

@@ -12,5 +12,6 @@ mod remote_task_workflow;
 pub mod search_attributes;
 mod task_workflow;
 
+pub use policies::follow_task_queue;
 pub use remote_task_workflow::RemoteTaskWorkflow;
 pub use task_workflow::TaskWorkflow;

@@ -51,9 +51,11 @@ pub fn cleanup_call(token: &WorkflowCancellationToken) -> ActivityOptions {
 }
 
 /// A follow holds a stream for up to FOLLOW_WINDOW and heartbeats every few seconds; a dead
-/// worker is noticed by the heartbeat timeout and the stand-in follows again.
-pub fn follow_remote_task() -> ActivityOptions {
+/// worker is noticed by the heartbeat timeout and the stand-in follows again. It runs on the
+/// follow queue of the stand-in's task queue, whose slots are its own.
+pub fn follow_remote_task(task_queue: &str) -> ActivityOptions {
     ActivityOptions::with_start_to_close_timeout(FOLLOW_WINDOW + Duration::from_secs(60))
+        .task_queue(follow_task_queue(task_queue))
         .heartbeat_timeout(Duration::from_secs(15))
         .retry_policy(once())
         .build()
@@ -72,6 +74,13 @@ pub fn deliver_push(token: &WorkflowCancellationToken) -> ActivityOptions {
         )
         .cancellation_token(token.clone())
         .build()
+}
+
+/// The task queue of the follows started by workflows on `task_queue`. A follow holds an
+/// activity slot for as long as its task is parked; on the main queue, a hundred parked
+/// follows would take every slot and no model turn could start.
+pub fn follow_task_queue(task_queue: &str) -> String {
+    format!("{task_queue}-follow")
 }
 
 fn once() -> RetryPolicy {

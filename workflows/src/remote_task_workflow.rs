@@ -292,7 +292,7 @@ async fn follow_once(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
         .execute_activity(
             BatonActivities::follow_remote_task,
             input,
-            policies::follow_remote_task(),
+            policies::follow_remote_task(ctx.task_queue()),
         )
         .await
     {

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod gateway;
 pub mod http_server;
 pub mod logging;
+pub mod open_files;
 pub mod shutdown;
 pub mod temporal;
 pub mod temporal_client;

@@ -1,5 +1,6 @@
 //! The engine's lifecycle under stress: cancel, a worker killed mid-delegation, history
-//! roll-over, a peer that dies mid-stream, a peer that replays history, and a graceful stop.
+//! roll-over, a peer that dies mid-stream, a peer that replays history, follows beyond the
+//! follow queue's slots, and a graceful stop.
 
 use std::path::Path;
 use std::time::Duration;
@@ -15,6 +16,7 @@ use temporalio_client::{
     WorkflowCancelOptions, WorkflowExecutionStatus, WorkflowListOptions, WorkflowQueryOptions,
     WorkflowSignalOptions,
 };
+use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 
 fn baton() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_baton"))
@@ -319,6 +321,126 @@ async fn a_replayed_working_is_not_read_as_a_change() {
             .all(|s| *s == TaskState::InputRequired),
         "the row flipped back after the park: {row_states:?}"
     );
+}
+
+/// The task queues that `follow_remote_task` was scheduled on in the history of `workflow_id`.
+async fn follow_queues(temporal: &TestTemporal, workflow_id: &str) -> Vec<String> {
+    temporal
+        .history(workflow_id)
+        .await
+        .into_iter()
+        .filter_map(|event| match event.attributes {
+            Some(Attributes::ActivityTaskScheduledEventAttributes(scheduled))
+                if scheduled
+                    .activity_type
+                    .as_ref()
+                    .is_some_and(|t| t.name == "follow_remote_task") =>
+            {
+                scheduled.task_queue.map(|queue| queue.name)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Streams the peer holds open right now.
+fn open_streams(stats: &serde_json::Value) -> u64 {
+    stats["streams_opened"].as_u64().unwrap() - stats["streams_closed"].as_u64().unwrap()
+}
+
+#[tokio::test]
+async fn follows_beyond_the_follow_slots_wait_their_turn_and_never_starve_model_turns() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "hang"]).await;
+    let model = FakeModel::responding(|request| {
+        let shown = request["messages"].to_string();
+        if shown.contains("Say hello.") {
+            reply("Hello.")
+        } else if shown.contains("started on") {
+            reply("Waiting on the ledger.")
+        } else {
+            call(
+                "spawn_subtask",
+                json!({"name": "balance", "goal": "Is the ledger balanced?", "agent": "ledger"}),
+            )
+        }
+    })
+    .await;
+    let mut config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "follow_interval = \"1s\"",
+    );
+    config.temporal_extra.push("follow_slots = 1".into());
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let follow_queue = format!("{}-follow", config.task_queue);
+
+    for parent in ["t-first", "t-second"] {
+        temporal
+            .start_task(&config.task_queue, parent, task_input("n", "g"))
+            .await;
+    }
+    for parent in ["t-first", "t-second"] {
+        temporal
+            .wait_for_task(parent, WITHIN, |v| {
+                v.sub_tasks
+                    .first()
+                    .is_some_and(|r| r.state == TaskState::Working)
+            })
+            .await;
+    }
+    // Both stand-ins asked for a follow on the follow queue; its one slot holds one stream.
+    let deadline = tokio::time::Instant::now() + WITHIN;
+    for stand_in in ["t-first.1", "t-second.1"] {
+        loop {
+            let queues = follow_queues(&temporal, stand_in).await;
+            if !queues.is_empty() {
+                assert!(queues.iter().all(|q| *q == follow_queue), "{queues:?}");
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{stand_in} never followed"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    let held = peer
+        .wait_for("one follow stream held", |s| open_streams(s) == 1)
+        .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let still = peer.stats().await;
+    assert_eq!(open_streams(&still), 1, "one slot, one stream: {still}");
+    assert_eq!(still["streams_opened"], held["streams_opened"], "{still}");
+
+    // Model turns run while every follow slot is taken.
+    temporal
+        .start_task(&config.task_queue, "t-plain", task_input("n", "Say hello."))
+        .await;
+    let plain = temporal
+        .wait_for_task("t-plain", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(plain.state, TaskState::Completed, "{plain:#?}");
+    assert_eq!(plain.last_answer.as_deref(), Some("Hello."));
+
+    // Cancelling the first parent frees the slot, and the waiting follow takes it.
+    temporal
+        .client
+        .get_workflow_handle::<TaskWorkflow>("t-first")
+        .cancel(WorkflowCancelOptions::default())
+        .await
+        .unwrap();
+    let view = temporal
+        .wait_for_task("t-first", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Canceled, "{view:#?}");
+    let opened_before = held["streams_opened"].as_u64().unwrap();
+    peer.wait_for("the second follow's stream", |s| {
+        s["streams_opened"].as_u64().unwrap() > opened_before && open_streams(s) == 1
+    })
+    .await;
+    let second = temporal.task_view("t-second").await;
+    assert_eq!(second.sub_tasks[0].state, TaskState::Working, "{second:#?}");
 }
 
 #[tokio::test]

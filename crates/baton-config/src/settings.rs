@@ -144,6 +144,7 @@ mod tests {
                     tls: false,
                     search_attributes: true,
                     api_key: None,
+                    follow_slots: 1000,
                     embedded: EmbeddedTemporal {
                         binary: "temporal".into(),
                         database: Path::new(BASE_DIR).join(".baton/baton/temporal.sqlite"),
@@ -213,6 +214,7 @@ address = "desk.a1b2c.tmprl.cloud:7233"
 namespace = "desk.a1b2c"
 task_queue = "desk"
 tls = true
+follow_slots = 250
 
 [temporal.embedded]
 binary = "tools/temporal"
@@ -283,6 +285,7 @@ timeout = "1m30s"
                     tls: true,
                     search_attributes: false,
                     api_key: Some(Secret::new("tk")),
+                    follow_slots: 250,
                     embedded: EmbeddedTemporal {
                         binary: Path::new(BASE_DIR).join("tools/temporal"),
                         database: PathBuf::from("/var/lib/baton/temporal.sqlite"),

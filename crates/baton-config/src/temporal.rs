@@ -24,6 +24,10 @@ pub struct TemporalSettings {
     /// BatonParticipants) for ListTasks. True by default in embedded mode, which registers them;
     /// on a cluster, register them first, then set it.
     pub search_attributes: bool,
+    /// How many sub-tasks one worker follows at once. Each follow holds a SubscribeToTask stream
+    /// for as long as its task is parked, on the task queue `<task_queue>-follow`, which has
+    /// this many activity slots of its own, so follows never starve model turns.
+    pub follow_slots: usize,
     pub embedded: EmbeddedTemporal,
 }
 
@@ -56,18 +60,21 @@ impl fmt::Display for TemporalMode {
     }
 }
 
-const KEYS: [&str; 7] = [
+const KEYS: [&str; 8] = [
     "mode",
     "address",
     "namespace",
     "task_queue",
     "tls",
     "search_attributes",
+    "follow_slots",
     "embedded",
 ];
 const API_KEY_VARIABLES: [&str; 1] = ["TEMPORAL_API_KEY"];
 const ADDRESS_EXAMPLE: &str = "my-namespace.a1b2c.tmprl.cloud:7233";
 const DEFAULT_NAMESPACE: &str = "default";
+const DEFAULT_FOLLOW_SLOTS: usize = 1000;
+const MAX_FOLLOW_SLOTS: i64 = 100_000;
 
 pub(crate) fn read(
     field: Field<'_>,
@@ -120,8 +127,22 @@ pub(crate) fn read(
             .field("search_attributes")
             .boolean(errors)
             .unwrap_or(mode == TemporalMode::Embedded),
+        follow_slots: read_follow_slots(&section.field("follow_slots"), errors)
+            .unwrap_or(DEFAULT_FOLLOW_SLOTS),
         embedded: embedded_temporal::read(section.field("embedded"), agent_id, base_dir, errors),
     }
+}
+
+fn read_follow_slots(field: &Field<'_>, errors: &mut Errors) -> Option<usize> {
+    let value = field.integer("an integer like 1000", errors)?;
+    if !(1..=MAX_FOLLOW_SLOTS).contains(&value) {
+        field.fail(
+            errors,
+            format!("must be between 1 and {MAX_FOLLOW_SLOTS} (got {value})"),
+        );
+        return None;
+    }
+    Some(value as usize)
 }
 
 /// Checked in either mode: a malformed address is a mistake even where it is not used.
@@ -177,6 +198,25 @@ mod tests {
         assert_eq!(temporal.task_queue, "baton");
         assert!(!temporal.tls);
         assert_eq!(temporal.api_key, None);
+        assert_eq!(temporal.follow_slots, 1000);
+    }
+
+    #[test]
+    fn follow_slots_is_a_positive_bounded_integer() {
+        let temporal = parse("[temporal]\nfollow_slots = 5000").unwrap().temporal;
+        assert_eq!(temporal.follow_slots, 5000);
+        for (value, message) in [
+            ("0", "must be between 1 and 100000 (got 0)"),
+            ("-3", "must be between 1 and 100000 (got -3)"),
+            ("100001", "must be between 1 and 100000 (got 100001)"),
+            ("\"many\"", "must be an integer like 1000 (got a string)"),
+        ] {
+            assert_only_error(
+                &format!("[temporal]\nfollow_slots = {value}"),
+                "temporal.follow_slots",
+                message,
+            );
+        }
     }
 
     #[test]
@@ -329,7 +369,7 @@ mod tests {
         assert_only_error(
             "[temporal]\nindexing = true",
             "temporal.indexing",
-            "unknown setting (allowed: mode, address, namespace, task_queue, tls, search_attributes, embedded)",
+            "unknown setting (allowed: mode, address, namespace, task_queue, tls, search_attributes, follow_slots, embedded)",
         );
     }
 

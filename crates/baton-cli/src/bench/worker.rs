@@ -1,5 +1,6 @@
 //! The bench's in-process worker: the activities `baton worker` builds (`crate::worker`), its
-//! options and its HTTP routes, plus the baseline's workflows and activity on the same task queue.
+//! options, its follow queue's worker and its HTTP routes, plus the baseline's workflows and
+//! activity on the same task queue.
 
 use std::future::Future;
 use std::time::Duration;
@@ -33,6 +34,7 @@ where
     let activities = crate::worker::activities(settings).await?;
     let runtime =
         Runtime::from_current_tokio(Default::default()).context("starting the Temporal runtime")?;
+    let follow_options = crate::worker::follow_worker_options(settings, activities.clone());
     let options = WorkerOptions::new(settings.temporal.task_queue.clone())
         .register_workflow::<TaskWorkflow>()?
         .register_workflow::<RemoteTaskWorkflow>()?
@@ -47,7 +49,10 @@ where
         .build();
     let mut worker =
         Worker::new(&runtime, client.clone(), options).context("creating the Temporal worker")?;
+    let mut follow_worker = Worker::new(&runtime, client.clone(), follow_options)
+        .context("creating the Temporal worker of the follow queue")?;
     let shutdown = worker.shutdown_handle();
+    let shutdown_follows = follow_worker.shutdown_handle();
     let http = match &settings.server.base_url {
         Some(_) => Some(
             crate::http_server::start(
@@ -61,21 +66,33 @@ where
 
     let body = tokio::spawn(body);
     let abort = body.abort_handle();
+    // A worker that stopped on its own leaves the body nothing to measure.
+    let stop_all = || {
+        abort.abort();
+        shutdown();
+        shutdown_follows();
+    };
     let run = async {
         let ran = worker.run().await;
-        // A worker that stopped on its own leaves the body nothing to measure.
-        abort.abort();
+        stop_all();
+        ran
+    };
+    let run_follows = async {
+        let ran = follow_worker.run().await;
+        stop_all();
         ran
     };
     let drive = async {
         let outcome = body.await;
         shutdown();
+        shutdown_follows();
         outcome
     };
-    let (ran, outcome) = tokio::join!(run, drive);
+    let (ran, followed, outcome) = tokio::join!(run, run_follows, drive);
     if let Some(http) = http {
         http.stop().await;
     }
     ran.context("the Temporal worker stopped with an error")?;
+    followed.context("the Temporal worker of the follow queue stopped with an error")?;
     outcome.context("the bench stopped before it finished")?
 }
