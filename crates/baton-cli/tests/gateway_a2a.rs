@@ -85,6 +85,62 @@ async fn the_card_is_served_with_caching_and_names_both_bindings() {
 }
 
 #[tokio::test]
+async fn a_browser_may_call_with_the_a2a_headers_and_read_a2a_extensions() {
+    let agent = agent().await;
+    let http = reqwest::Client::new();
+    let preflight = http
+        .request(reqwest::Method::OPTIONS, format!("{}/", agent.url))
+        .header("Origin", "https://console.example.com")
+        .header("Access-Control-Request-Method", "POST")
+        .header(
+            "Access-Control-Request-Headers",
+            "content-type,a2a-version,a2a-extensions,x-participant-id",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(preflight.status().is_success(), "{}", preflight.status());
+    let headers = preflight.headers();
+    assert_eq!(headers["access-control-allow-origin"], "*");
+    let allowed = headers["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .to_ascii_lowercase();
+    for wanted in [
+        "content-type",
+        "a2a-version",
+        "a2a-extensions",
+        "x-participant-id",
+    ] {
+        assert!(allowed.contains(wanted), "{wanted} not in {allowed}");
+    }
+    let methods = headers["access-control-allow-methods"].to_str().unwrap();
+    for wanted in ["GET", "POST", "DELETE"] {
+        assert!(methods.contains(wanted), "{wanted} not in {methods}");
+    }
+
+    let card = http
+        .get(format!("{}/.well-known/agent-card.json", agent.url))
+        .header("Origin", "https://console.example.com")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(card.headers()["access-control-allow-origin"], "*");
+    assert!(
+        card.headers()["access-control-expose-headers"]
+            .to_str()
+            .unwrap()
+            .to_ascii_lowercase()
+            .contains("a2a-extensions")
+    );
+    assert_eq!(
+        agent.model.requests().len(),
+        0,
+        "a preflight reaches no task"
+    );
+}
+
+#[tokio::test]
 async fn a_missing_a2a_version_is_read_as_0_3_and_refused() {
     let agent = agent().await;
     let http = reqwest::Client::new();
@@ -507,6 +563,10 @@ async fn oversized_bodies_and_floods_are_refused_before_they_cost_anything() {
         .await
         .unwrap();
     assert_eq!(response.status(), 413);
+    let refused: Value = response.json().await.expect("a JSON-RPC error");
+    assert_eq!(refused["id"], Value::Null, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert_eq!(refused["error"]["data"][0]["reason"], "REQUEST_TOO_LARGE");
 
     let mut statuses = Vec::new();
     for _ in 0..8 {
@@ -520,5 +580,38 @@ async fn oversized_bodies_and_floods_are_refused_before_they_cost_anything() {
     // The oversized body was refused by its declared length before the limiter counted it:
     // the bucket of 5 serves the first five card fetches.
     assert_eq!(statuses, [200, 200, 200, 200, 200, 429, 429, 429]);
+    let flooded = http
+        .post(format!("{url}/message:send"))
+        .header("A2A-Version", "1.0")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(flooded.status(), 429);
+    assert_eq!(flooded.headers()["retry-after"], "1");
+    let refused: Value = flooded.json().await.expect("an HTTP+JSON error");
+    assert_eq!(
+        refused["error"]["status"], "RESOURCE_EXHAUSTED",
+        "{refused}"
+    );
+    assert_eq!(
+        refused["error"]["details"][0]["reason"],
+        "RATE_LIMIT_EXCEEDED"
+    );
+    let flooded_rpc: Value = http
+        .post(format!("{url}/"))
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 7, "method": "GetTask", "params": {"id": "t"}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .expect("a JSON-RPC error");
+    assert_eq!(flooded_rpc["error"]["code"], -32000, "{flooded_rpc}");
+    assert_eq!(
+        flooded_rpc["error"]["data"][0]["reason"],
+        "RATE_LIMIT_EXCEEDED"
+    );
     assert_eq!(model.requests().len(), 0, "nothing reached a task");
 }

@@ -10,6 +10,7 @@ mod intake;
 mod listing;
 mod push_configs;
 mod push_receiver;
+mod refusals;
 mod routes;
 mod version;
 

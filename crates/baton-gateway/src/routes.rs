@@ -1,6 +1,6 @@
 //! Baton's HTTP surface: the card, JSON-RPC at the interface URL (with and without its trailing
 //! slash), the HTTP+JSON routes, and the push receiver; behind a body limit, a per-peer rate
-//! limit and CORS for the A2A headers.
+//! limit (both refusing with A2A errors) and CORS for the A2A headers.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -20,6 +20,7 @@ use tower_http::limit::RequestBodyLimitLayer;
 use crate::card::card_routes;
 use crate::handler::TemporalHandler;
 use crate::push_receiver::push_routes;
+use crate::refusals::as_a2a_errors;
 use crate::version::{empty_delete_is_json, require_a2a_1};
 
 /// The limits every request passes first.
@@ -54,6 +55,7 @@ pub fn gateway_routes(handler: TemporalHandler, base_path: &str, limits: Limits)
     let limiter = RateLimiter::new(limits.rate_limit_per_minute);
     app.layer(from_fn_with_state(limiter, rate_limit))
         .layer(RequestBodyLimitLayer::new(limits.max_request_bytes))
+        .layer(from_fn_with_state(base.to_string(), as_a2a_errors))
         .layer(cors())
 }
 
@@ -69,6 +71,10 @@ fn cors() -> CorsLayer {
         ])
         .expose_headers([HeaderName::from_static("a2a-extensions")])
 }
+
+/// Peers tracked at most. Buckets that have refilled are forgotten first; if that frees nothing
+/// (that many peers all busy at once), a new peer is refused until one does.
+const MAX_TRACKED_PEERS: usize = 10_000;
 
 /// A token bucket per peer address: `per_minute` requests, refilled continuously.
 #[derive(Clone)]
@@ -91,9 +97,18 @@ impl RateLimiter {
         }
         let capacity = f64::from(self.per_minute);
         let now = Instant::now();
+        let refilled = |tokens: f64, at: Instant| {
+            (tokens + now.duration_since(at).as_secs_f64() * capacity / 60.0).min(capacity)
+        };
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        if buckets.len() >= MAX_TRACKED_PEERS && !buckets.contains_key(&peer) {
+            buckets.retain(|_, (tokens, at)| refilled(*tokens, *at) < capacity);
+            if buckets.len() >= MAX_TRACKED_PEERS {
+                return false;
+            }
+        }
         let (tokens, at) = buckets.entry(peer).or_insert((capacity, now));
-        *tokens = (*tokens + now.duration_since(*at).as_secs_f64() * capacity / 60.0).min(capacity);
+        *tokens = refilled(*tokens, *at);
         *at = now;
         if *tokens >= 1.0 {
             *tokens -= 1.0;
@@ -119,4 +134,44 @@ async fn rate_limit(State(limiter): State<RateLimiter>, request: Request, next: 
         return response;
     }
     next.run(request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer(n: u32) -> IpAddr {
+        IpAddr::from(n.to_be_bytes())
+    }
+
+    #[test]
+    fn a_peer_gets_its_bucket_then_is_refused_and_others_are_not() {
+        let limiter = RateLimiter::new(3);
+        let first: Vec<bool> = (0..5).map(|_| limiter.admit(peer(1))).collect();
+        assert_eq!(first, [true, true, true, false, false]);
+        assert!(limiter.admit(peer(2)));
+    }
+
+    #[test]
+    fn zero_means_no_limit() {
+        let limiter = RateLimiter::new(0);
+        assert!((0..10_000).all(|_| limiter.admit(peer(1))));
+        assert!(limiter.buckets.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_table_of_peers_is_bounded() {
+        // One request a minute: every tracked peer stays busy, so a new one is refused.
+        let limiter = RateLimiter::new(1);
+        assert!((0..MAX_TRACKED_PEERS as u32).all(|n| limiter.admit(peer(n))));
+        assert!(!limiter.admit(peer(u32::MAX)));
+        assert_eq!(limiter.buckets.lock().unwrap().len(), MAX_TRACKED_PEERS);
+
+        // A thousand a second: the buckets refill within milliseconds and are forgotten.
+        let limiter = RateLimiter::new(60_000);
+        assert!((0..MAX_TRACKED_PEERS as u32).all(|n| limiter.admit(peer(n))));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(limiter.admit(peer(u32::MAX)));
+        assert_eq!(limiter.buckets.lock().unwrap().len(), 1);
+    }
 }
