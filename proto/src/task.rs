@@ -229,6 +229,10 @@ pub struct InboxMessage {
     pub message_id: String,
     pub participant_id: String,
     pub text: String,
+    /// A webhook sent with the message (SendMessage's `taskPushNotificationConfig`). It is
+    /// registered before the message is taken, so the first change the message causes is pushed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push_config: Option<PushConfig>,
 }
 
 /// What the `inbox` update answers.

@@ -3,7 +3,8 @@
   a2a_client.py --url URL --binding JSONRPC|HTTP+JSON --participant ID OP [options]
 
 OP is send, stream, get, list, cancel, subscribe, or push-create, push-get, push-list,
-push-delete. Results go to stdout as JSON (ProtoJSON
+push-delete. A send or stream with --push-url carries that webhook inline, in
+configuration.taskPushNotificationConfig. Results go to stdout as JSON (ProtoJSON
 dicts; a stream prints one event a line). An A2A error prints {"error": {"type", "reason",
 "message"}} and exits 3, so a test can check every error by its ErrorInfo reason.
 """
@@ -37,6 +38,19 @@ from a2a.types import (
 from a2a.utils.errors import A2A_ERROR_REASONS, A2AError
 
 
+def push_config(args: argparse.Namespace) -> TaskPushNotificationConfig:
+    config = TaskPushNotificationConfig(task_id=args.task_id, url=args.push_url)
+    if args.config_id:
+        config.id = args.config_id
+    if args.token:
+        config.token = args.token
+    if args.auth_scheme:
+        config.authentication.CopyFrom(
+            AuthenticationInfo(scheme=args.auth_scheme, credentials=args.auth_credentials)
+        )
+    return config
+
+
 def emit(proto) -> None:
     print(json.dumps(MessageToDict(proto)), flush=True)
 
@@ -60,12 +74,10 @@ async def run(args: argparse.Namespace) -> None:
             )
             if args.task_id:
                 message.task_id = args.task_id
-            request = SendMessageRequest(
-                message=message,
-                configuration=SendMessageConfiguration(
-                    return_immediately=args.return_immediately
-                ),
-            )
+            configuration = SendMessageConfiguration(return_immediately=args.return_immediately)
+            if args.push_url:
+                configuration.task_push_notification_config.CopyFrom(push_config(args))
+            request = SendMessageRequest(message=message, configuration=configuration)
             async for event in client.send_message(request):
                 emit(event)
         elif args.op == "get":
@@ -86,16 +98,7 @@ async def run(args: argparse.Namespace) -> None:
             async for event in client.subscribe(SubscribeToTaskRequest(id=args.task_id)):
                 emit(event)
         elif args.op == "push-create":
-            config = TaskPushNotificationConfig(task_id=args.task_id, url=args.push_url)
-            if args.config_id:
-                config.id = args.config_id
-            if args.token:
-                config.token = args.token
-            if args.auth_scheme:
-                config.authentication.CopyFrom(
-                    AuthenticationInfo(scheme=args.auth_scheme, credentials=args.auth_credentials)
-                )
-            emit(await client.create_task_push_notification_config(config))
+            emit(await client.create_task_push_notification_config(push_config(args)))
         elif args.op == "push-get":
             emit(
                 await client.get_task_push_notification_config(

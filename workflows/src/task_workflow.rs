@@ -207,6 +207,9 @@ impl TaskWorkflow {
         message: InboxMessage,
     ) -> InboxReceipt {
         let cursor = self.log.next_seq();
+        if let Some(config) = message.push_config {
+            self.keep_push_config(config);
+        }
         let duplicate = self
             .messages
             .iter()
@@ -267,8 +270,7 @@ impl TaskWorkflow {
         _ctx: &mut SyncWorkflowContext<Self>,
         config: PushConfig,
     ) -> PushConfig {
-        self.push_configs.retain(|c| c.id != config.id);
-        self.push_configs.push(config.clone());
+        self.keep_push_config(config.clone());
         config
     }
 
@@ -315,6 +317,12 @@ impl TaskWorkflow {
 }
 
 impl TaskWorkflow {
+    /// Adds a webhook, replacing one with the same id.
+    fn keep_push_config(&mut self, config: PushConfig) {
+        self.push_configs.retain(|c| c.id != config.id);
+        self.push_configs.push(config);
+    }
+
     fn view(&self, task_id: &str) -> TaskView {
         TaskView {
             task_id: task_id.to_string(),

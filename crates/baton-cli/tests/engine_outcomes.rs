@@ -448,6 +448,7 @@ async fn a_conversation_parks_after_each_answer_and_takes_messages_from_particip
             message_id: id.into(),
             participant_id: from.into(),
             text: text.into(),
+            push_config: None,
         };
         let task = &task;
         async move {

@@ -522,6 +522,111 @@ async fn push_configs_are_kept_with_the_task_and_changes_are_pushed_to_the_webho
 }
 
 #[tokio::test]
+async fn a_webhook_sent_with_the_first_message_hears_its_first_change() {
+    use std::sync::{Arc, Mutex};
+
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(replies(10)).await;
+    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    config.allow_private_push_urls = true;
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let seen: Arc<Mutex<Vec<(axum::http::HeaderMap, Value)>>> = Arc::default();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post({
+            let seen = seen.clone();
+            move |headers: axum::http::HeaderMap, axum::Json(body): axum::Json<Value>| {
+                let seen = seen.clone();
+                async move {
+                    seen.lock().unwrap().push((headers, body));
+                    axum::http::StatusCode::OK
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.ok() });
+
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        seen.lock().unwrap().clear();
+        let alice = SdkClient::new(&url, binding, "alice");
+        let sent = alice
+            .call(
+                "send",
+                &[
+                    "--text",
+                    "Hello",
+                    "--return-immediately",
+                    "--push-url",
+                    &hook,
+                    "--token",
+                    "tok-9",
+                ],
+            )
+            .await
+            .ok();
+        let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
+        let listed = alice.call("push-list", &["--task-id", &task_id]).await.ok();
+        let configs = listed[0]["configs"].as_array().unwrap();
+        assert_eq!(configs.len(), 1, "{listed:?}");
+        assert_eq!(configs[0]["url"], hook.as_str());
+
+        let mut states = Vec::new();
+        for _ in 0..100 {
+            states = seen
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|(_, b)| b["statusUpdate"]["taskId"] == task_id.as_str())
+                .filter_map(|(_, b)| {
+                    b["statusUpdate"]["status"]["state"]
+                        .as_str()
+                        .map(String::from)
+                })
+                .collect();
+            if states.last().map(String::as_str) == Some("TASK_STATE_INPUT_REQUIRED") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(
+            states,
+            ["TASK_STATE_WORKING", "TASK_STATE_INPUT_REQUIRED"],
+            "the first turn was pushed whole ({binding})"
+        );
+        assert!(
+            seen.lock()
+                .unwrap()
+                .iter()
+                .all(|(h, _)| h["a2a-notification-token"] == "tok-9")
+        );
+        alice.call("cancel", &["--task-id", &task_id]).await.ok();
+    }
+    server.abort();
+
+    // An inline webhook that is refused refuses the message whole: no task, no model call.
+    let before = model.requests().len();
+    let bob = SdkClient::new(&url, "JSONRPC", "bob");
+    let refused = bob
+        .call(
+            "send",
+            &["--text", "Hi", "--push-url", "ftp://example.com/hook"],
+        )
+        .await;
+    assert_eq!(refused.reason(), "INVALID_PARAMS");
+    let listed = bob.call("list", &[]).await.ok();
+    assert!(
+        listed[0]
+            .get("tasks")
+            .is_none_or(|t| t.as_array().unwrap().is_empty()),
+        "{listed:?}"
+    );
+    assert_eq!(model.requests().len(), before, "no turn ran");
+}
+
+#[tokio::test]
 async fn a_webhook_on_a_private_address_is_refused_unless_allowed() {
     let agent = agent().await;
     let alice = SdkClient::new(&agent.url, "JSONRPC", "alice");

@@ -8,14 +8,14 @@ use a2a::{
     A2AError, AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, SendMessageResponse,
-    StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
+    ListTasksRequest, ListTasksResponse, SendMessageRequest, SendMessageResponse, StreamResponse,
+    SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
 };
 use a2a_server::{RequestHandler, ServiceParams};
 use async_trait::async_trait;
 use baton_core::extensions::SUPPORTED_EXTENSIONS;
 use baton_core::push_token::hex;
-use baton_proto::{EventPage, InboxReceipt, TaskState, TaskView};
+use baton_proto::{EventPage, InboxReceipt, PushConfig, TaskState, TaskView};
 use baton_workflows::TaskWorkflow;
 use baton_workflows::search_attributes::{
     A2A_CONTEXT_ID, A2A_TASK_STATE, BATON_AGENT, BATON_PARTICIPANTS,
@@ -117,15 +117,23 @@ impl TemporalHandler {
         }
     }
 
-    /// Delivers a message: the inbox update of its task, starting the task if it is new.
+    /// Delivers a message: the inbox update of its task, starting the task if it is new. A
+    /// webhook sent with it (`configuration.taskPushNotificationConfig`) travels in the same
+    /// update, so it is in place before the message causes any change.
     async fn deliver(
         &self,
         params: &ServiceParams,
-        message: &Message,
+        req: &SendMessageRequest,
     ) -> Result<(String, InboxReceipt), A2AError> {
+        let message = &req.message;
         let sender = sender(params, message)?;
+        let webhook = req
+            .configuration
+            .as_ref()
+            .and_then(|c| c.task_push_notification_config.as_ref());
         if let Some(task_id) = message.task_id.clone().filter(|id| !id.is_empty()) {
-            let inbox = follow_up(&sender, message)?;
+            let mut inbox = follow_up(&sender, message)?;
+            inbox.push_config = webhook.map(|w| self.push_config(&task_id, w)).transpose()?;
             let view = self.view(&task_id).await?;
             if !view.participants.iter().any(|p| p.id == sender) {
                 return Err(A2AError::task_not_found(&task_id));
@@ -161,6 +169,8 @@ impl TemporalHandler {
             delegators: &self.config.delegators,
         };
         let input = new_task(&sender, message, &context_id, &trust)?;
+        let mut inbox = inbox_message(&sender, message);
+        inbox.push_config = webhook.map(|w| self.push_config(&task_id, w)).transpose()?;
         let indexed = self.config.search_attributes.then(|| {
             SearchAttributes::new([
                 A2A_CONTEXT_ID.value_set(context_id.clone()),
@@ -183,7 +193,7 @@ impl TemporalHandler {
                 TaskWorkflow::run,
                 input.into(),
                 TaskWorkflow::inbox,
-                inbox_message(&sender, message),
+                inbox,
                 options,
             )
             .await
@@ -192,6 +202,29 @@ impl TemporalHandler {
                 other => A2AError::internal(format!("the task could not be started: {other}")),
             })?;
         Ok((task_id, receipt))
+    }
+
+    /// A webhook a caller asks for on `task_id`, checked: its URL may not reach into this
+    /// network unless allowed, and an inline config may not name another task.
+    fn push_config(
+        &self,
+        task_id: &str,
+        req: &TaskPushNotificationConfig,
+    ) -> Result<PushConfig, A2AError> {
+        if !req.task_id.is_empty() && req.task_id != task_id {
+            return Err(A2AError::invalid_params(format!(
+                "the push config names task {} but the message goes to task {task_id}",
+                req.task_id
+            )));
+        }
+        let own = req.url.starts_with(&self.config.own_push_prefix);
+        check_url(&req.url, own || self.config.allow_private_push_urls)?;
+        let id = req
+            .id
+            .clone()
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| derived_id(&[task_id, &req.url]));
+        Ok(push_configs::from_a2a(req, id))
     }
 
     pub(crate) async fn view(&self, task_id: &str) -> Result<TaskView, A2AError> {
@@ -334,7 +367,7 @@ impl RequestHandler for TemporalHandler {
         req: SendMessageRequest,
     ) -> Result<SendMessageResponse, A2AError> {
         self.check_extensions(params)?;
-        let (task_id, receipt) = self.deliver(params, &req.message).await?;
+        let (task_id, receipt) = self.deliver(params, &req).await?;
         let configuration = req.configuration.as_ref();
         let history_length = configuration.and_then(|c| c.history_length);
         let view = if configuration.and_then(|c| c.return_immediately) == Some(true) {
@@ -351,7 +384,7 @@ impl RequestHandler for TemporalHandler {
         req: SendMessageRequest,
     ) -> Result<BoxStream<'static, Result<StreamResponse, A2AError>>, A2AError> {
         self.check_extensions(params)?;
-        let (task_id, receipt) = self.deliver(params, &req.message).await?;
+        let (task_id, receipt) = self.deliver(params, &req).await?;
         let snapshot = task_of(&self.view(&task_id).await?, None);
         Ok(self.stream(task_id, receipt.cursor, EndAt::Settled, snapshot))
     }
@@ -429,14 +462,7 @@ impl RequestHandler for TemporalHandler {
                 req.task_id, view.state
             )));
         }
-        let own = req.url.starts_with(&self.config.own_push_prefix);
-        check_url(&req.url, own || self.config.allow_private_push_urls)?;
-        let id = req
-            .id
-            .clone()
-            .filter(|id| !id.is_empty())
-            .unwrap_or_else(|| derived_id(&[&req.task_id, &req.url]));
-        let config = push_configs::from_a2a(&req, id);
+        let config = self.push_config(&req.task_id, &req)?;
         let saved = self
             .client
             .get_workflow_handle::<TaskWorkflow>(req.task_id.as_str())

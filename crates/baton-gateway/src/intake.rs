@@ -146,6 +146,7 @@ pub fn inbox_message(sender: &str, message: &Message) -> InboxMessage {
         message_id: message.message_id.clone(),
         participant_id: sender.to_string(),
         text: text_of(message),
+        push_config: None,
     }
 }
 
