@@ -262,7 +262,7 @@ async fn measure(bench: Bench) -> anyhow::Result<Report> {
     })
 }
 
-fn progress(text: &str) {
+pub(super) fn progress(text: &str) {
     eprintln!("bench: {text}");
 }
 
@@ -816,7 +816,7 @@ async fn settle(bench: &Bench) {
 }
 
 /// `[temporal.embedded]` for the bench's own dev server, in `dir`, on free ports.
-fn embedded_toml(dir: &Path, binary: Option<&Path>) -> anyhow::Result<String> {
+pub(super) fn embedded_toml(dir: &Path, binary: Option<&Path>) -> anyhow::Result<String> {
     let mut toml = String::from("[agent]\nid = \"bench\"\n[temporal.embedded]\n");
     if let Some(binary) = binary {
         // A relative path would be resolved against the temporary directory: make it absolute.
@@ -863,7 +863,7 @@ fn worker_toml(
     )
 }
 
-fn free_port() -> anyhow::Result<u16> {
+pub(super) fn free_port() -> anyhow::Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     Ok(listener.local_addr()?.port())
 }

@@ -3,9 +3,13 @@
 //!
 //! - `baton bench delegation`: delegation latency, throughput, Temporal steps and parked memory,
 //!   against a bare Temporal parent→child→signal round trip (docs/performance.md).
+//! - `baton bench gateway`: GetTask and SendMessage through the gateway, against the Python
+//!   a2a-sdk's in-memory server.
 
 mod baseline;
+mod child;
 mod delegation;
+mod gateway;
 mod measure;
 mod model;
 mod peer;
@@ -16,6 +20,7 @@ use std::process::ExitCode;
 
 pub use baseline::{BenchActivities, BenchChildWorkflow, BenchParentWorkflow};
 pub use delegation::DelegationArgs;
+pub use gateway::GatewayArgs;
 pub use peer::PeerArgs;
 
 #[derive(clap::Subcommand, Debug)]
@@ -23,6 +28,9 @@ pub enum BenchCommand {
     /// Delegation latency, throughput, steps and parked memory, as ratios against a bare
     /// Temporal round trip, on a local dev server the bench starts itself.
     Delegation(DelegationArgs),
+    /// GetTask and SendMessage (returnImmediately) latency and throughput through the gateway,
+    /// as ratios against the Python a2a-sdk's in-memory server in the same run.
+    Gateway(GatewayArgs),
     /// The bench's fast A2A peer (started by `bench delegation` as a child process).
     #[command(hide = true)]
     Peer(PeerArgs),
@@ -31,6 +39,7 @@ pub enum BenchCommand {
 pub async fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
     match command {
         BenchCommand::Delegation(args) => delegation::run(args).await,
+        BenchCommand::Gateway(args) => gateway::run(args).await,
         BenchCommand::Peer(args) => peer::serve(args).await,
     }
 }

@@ -3,7 +3,8 @@
 //! - no `spawn_subtask` call in the conversation yet → call `spawn_subtask` on the agent the task
 //!   names (`via=<agent id>` in its goal), carrying the task's phase marker into the brief;
 //! - a spawn, but no "is COMPLETED" note yet → "waiting";
-//! - the note is there → the answer.
+//! - the note is there → the answer;
+//! - a task marked `bench:direct` (the gateway bench's) → the answer at once, no delegation.
 //!
 //! It answers at once: the bench measures Baton and Temporal, not a model.
 
@@ -98,10 +99,16 @@ async fn chat_completions(State(requests): State<Arc<AtomicU64>>, body: Bytes) -
         .into_response()
 }
 
+/// Marks a task the model answers at once.
+pub const DIRECT_MARKER: &str = "bench:direct";
+
 /// The assistant message for this conversation.
 fn decide(request: &Value) -> Value {
     let messages = request["messages"].as_array().cloned().unwrap_or_default();
     let role_is = |m: &Value, role: &str| m["role"].as_str() == Some(role);
+    if request["messages"].to_string().contains(DIRECT_MARKER) {
+        return json!({"role": "assistant", "content": ANSWER});
+    }
     let spawned = messages.iter().any(|m| {
         role_is(m, "assistant") && m["tool_calls"].as_array().is_some_and(|c| !c.is_empty())
     });
@@ -171,5 +178,16 @@ mod tests {
         let note = user("<untrusted>Sub-task lookup (task t on peer) is COMPLETED: 42</untrusted>");
         let answer = decide(&json!({"messages": [task, spawned, tool, note]}));
         assert_eq!(answer["content"], ANSWER);
+    }
+
+    #[test]
+    fn a_direct_task_is_answered_at_once() {
+        let task = user(
+            "# task
+goal: bench:direct 7",
+        );
+        let answer = decide(&json!({"messages": [task]}));
+        assert_eq!(answer["content"], ANSWER);
+        assert!(answer.get("tool_calls").is_none());
     }
 }

@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::process::{ExitCode, Stdio};
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -42,10 +42,10 @@ use axum::routing::get;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 use tokio::sync::oneshot;
 
+use super::child::ChildProcess;
 use crate::shutdown::ShutdownSignals;
 
 /// A brief containing this word parks its task in INPUT_REQUIRED.
@@ -387,7 +387,7 @@ impl RequestHandler for CountingHandler {
 /// The peer as a child process of the bench; killed when dropped, and by the kernel if the
 /// bench dies (PR_SET_PDEATHSIG).
 pub struct PeerProcess {
-    child: Child,
+    child: ChildProcess,
     handle: PeerHandle,
 }
 
@@ -420,42 +420,11 @@ impl PeerProcess {
     pub async fn start() -> anyhow::Result<PeerProcess> {
         let exe = std::env::current_exe().context("finding the baton binary")?;
         let mut command = Command::new(exe);
-        command
-            .args(["bench", "peer"])
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true);
-        // SAFETY: prctl is async-signal-safe and touches only the child's own state between fork
-        // and exec.
-        unsafe {
-            command.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut child = command.spawn().context("starting the bench peer")?;
-        let stdout = child.stdout.take().context("the peer's stdout")?;
-        let mut lines = BufReader::new(stdout).lines();
-        let url = tokio::time::timeout(Duration::from_secs(30), async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                if let Some(url) = line.strip_prefix(READY_LINE) {
-                    return Some(url.to_string());
-                }
-            }
-            None
-        })
-        .await
-        .ok()
-        .flatten()
-        .context("the bench peer did not say where it listens within 30 s")?;
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        command.args(["bench", "peer"]).env("RUST_LOG", "warn");
+        let (child, url) = ChildProcess::start(command, "the bench peer", READY_LINE).await?;
         let handle = PeerHandle {
             url,
-            pid: child.id(),
+            pid: child.pid(),
             http: reqwest::Client::new(),
         };
         Ok(PeerProcess { child, handle })
@@ -470,16 +439,7 @@ impl PeerProcess {
     }
 
     /// SIGTERM, then SIGKILL after 5 s.
-    pub async fn stop(mut self) {
-        if let Some(pid) = self.child.id() {
-            // SAFETY: kill(2) on the id of a child we spawned and have not reaped.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
-        }
-        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
-            .await
-            .is_err()
-        {
-            self.child.kill().await.ok();
-        }
+    pub async fn stop(self) {
+        self.child.stop().await;
     }
 }

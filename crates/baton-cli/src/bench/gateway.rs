@@ -1,0 +1,514 @@
+//! `baton bench gateway`: GetTask and SendMessage (with `returnImmediately`) over JSON-RPC,
+//! through Baton's gateway and through the official Python a2a-sdk's in-memory server, in one run
+//! on 127.0.0.1, from the same HTTP client. Figures are ratios of Baton against the a2a-sdk.
+//!
+//! Baton's side is `baton worker`'s: an embedded dev server the bench starts, the worker with its
+//! gateway, and the bench model, which answers a gateway task at once. Each SendMessage starts a
+//! `TaskWorkflow` (update-with-start of its `inbox`), which then runs a model turn and parks, as
+//! a conversation does. The a2a-sdk's executor parks each new task at once too.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use baton_config::Settings;
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::{Value, json};
+use temporalio_client::{Client, ClientOptions};
+use tokio::process::Command;
+
+use super::child::ChildProcess;
+use super::delegation::{embedded_toml, free_port, progress};
+use super::measure::{Latency, load_average, round};
+use super::model::{BenchModel, DIRECT_MARKER};
+use super::report::Machine;
+use super::worker::with_worker;
+use crate::temporal::EmbeddedServer;
+
+/// The baseline server, written to the bench's temporary directory and run with `--python`.
+const PYTHON_AGENT: &str = include_str!("a2a_sdk_agent.py");
+const TASK_QUEUE: &str = "bench-gateway";
+/// The longest one request may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct GatewayArgs {
+    /// Requests in each concurrent batch (per call and server).
+    #[arg(long, default_value_t = 500, value_name = "N")]
+    pub requests: usize,
+    /// Requests in flight at once in the concurrent batches.
+    #[arg(long, default_value_t = 10, value_name = "C")]
+    pub concurrency: usize,
+    /// Requests sent one at a time (per call and server), for the unloaded latency.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub sequential: usize,
+    /// The `temporal` CLI that runs the dev server (default: `temporal` on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub temporal_binary: Option<PathBuf>,
+    /// A Python with `a2a-sdk[http-server]` and uvicorn (default: `.venv/bin/python` when it
+    /// exists, else `python3`).
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// Print the figures as JSON on stdout instead of the text report.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One server under test: where its JSON-RPC endpoint is.
+#[derive(Clone)]
+struct Target {
+    name: &'static str,
+    url: String,
+}
+
+/// The same JSON-RPC calls to any target, counting request ids across the run.
+#[derive(Clone)]
+struct Caller {
+    http: reqwest::Client,
+    next_id: Arc<AtomicU64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Call {
+    GetTask,
+    SendMessage,
+}
+
+impl Call {
+    fn label(self) -> &'static str {
+        match self {
+            Call::GetTask => "GetTask",
+            Call::SendMessage => "SendMessage (returnImmediately)",
+        }
+    }
+}
+
+impl Caller {
+    fn new() -> anyhow::Result<Caller> {
+        let http = reqwest::Client::builder()
+            .timeout(REQUEST_TIMEOUT)
+            .build()
+            .context("building the bench's HTTP client")?;
+        Ok(Caller {
+            http,
+            next_id: Arc::new(AtomicU64::new(1)),
+        })
+    }
+
+    /// One JSON-RPC call; its `result`, or an error naming what came back.
+    async fn rpc(&self, target: &Target, method: &str, params: Value) -> anyhow::Result<Value> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let response = self
+            .http
+            .post(&target.url)
+            .header("A2A-Version", "1.0")
+            .header("X-Participant-Id", "bench")
+            .json(&body)
+            .send()
+            .await
+            .with_context(|| format!("{method} to {}", target.name))?;
+        let status = response.status();
+        let answer: Value = response
+            .json()
+            .await
+            .with_context(|| format!("{method} to {}: HTTP {status}, not JSON", target.name))?;
+        match answer.get("result") {
+            Some(result) => Ok(result.clone()),
+            None => bail!("{method} to {}: HTTP {status}: {answer}", target.name),
+        }
+    }
+
+    /// SendMessage creating a new task; returns its id.
+    async fn send(&self, target: &Target, return_immediately: bool) -> anyhow::Result<String> {
+        // Unique within the run, which is all a fresh server needs.
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let params = json!({
+            "message": {
+                "messageId": format!("bench-message-{n}"),
+                "role": "ROLE_USER",
+                "parts": [{"text": format!("{DIRECT_MARKER} question {n}")}],
+            },
+            "configuration": {"returnImmediately": return_immediately},
+        });
+        let result = self.rpc(target, "SendMessage", params).await?;
+        result["task"]["id"]
+            .as_str()
+            .map(str::to_string)
+            .with_context(|| format!("SendMessage to {} answered no task: {result}", target.name))
+    }
+
+    async fn get(&self, target: &Target, task_id: &str) -> anyhow::Result<()> {
+        let result = self.rpc(target, "GetTask", json!({"id": task_id})).await?;
+        if result["id"].as_str() != Some(task_id) {
+            bail!("GetTask on {} answered another task: {result}", target.name);
+        }
+        Ok(())
+    }
+
+    async fn call(&self, call: Call, target: &Target, task_id: &str) -> anyhow::Result<()> {
+        match call {
+            Call::GetTask => self.get(target, task_id).await,
+            Call::SendMessage => self.send(target, true).await.map(|_| ()),
+        }
+    }
+}
+
+/// One batch of one call against one server.
+#[derive(Debug, Clone, Serialize)]
+pub struct Batch {
+    call: Call,
+    server: &'static str,
+    concurrency: usize,
+    ok: usize,
+    failed: usize,
+    errors: Vec<String>,
+    wall_s: f64,
+    throughput_per_s: f64,
+    latency: Option<Latency>,
+}
+
+/// Baton against the a2a-sdk for one call.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    call: Call,
+    /// p50 latency one at a time, Baton / a2a-sdk (lower is better for Baton).
+    latency_p50_ratio: Option<f64>,
+    /// p50 latency at the batch concurrency, Baton / a2a-sdk.
+    loaded_latency_p50_ratio: Option<f64>,
+    /// Requests per second at the batch concurrency, Baton / a2a-sdk (higher is better).
+    throughput_ratio: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GatewayReport {
+    requests: usize,
+    concurrency: usize,
+    sequential: usize,
+    batches: Vec<Batch>,
+    comparisons: Vec<Comparison>,
+    machine: Machine,
+    total_s: f64,
+}
+
+impl GatewayReport {
+    fn failures(&self) -> usize {
+        self.batches.iter().map(|b| b.failed).sum()
+    }
+}
+
+pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
+    if args.requests == 0 || args.concurrency == 0 {
+        bail!("--requests and --concurrency must be at least 1");
+    }
+    let started = Instant::now();
+    let load_at_start = load_average();
+    let dir = tempfile::Builder::new()
+        .prefix("baton-bench-gateway-")
+        .tempdir()
+        .context("creating the bench's temporary directory")?;
+
+    let python = python_program(args.python.as_deref());
+    let script = dir.path().join("a2a_sdk_agent.py");
+    std::fs::write(&script, PYTHON_AGENT).context("writing the a2a-sdk baseline server")?;
+    let python_port = free_port()?;
+    let mut command = Command::new(&python);
+    command
+        .arg(&script)
+        .args(["--port", &python_port.to_string()]);
+    let what = format!("the a2a-sdk baseline ({})", python.display());
+    let (python_agent, _) = ChildProcess::start(command, &what, "ready ")
+        .await
+        .context("is a2a-sdk installed? run `bash scripts/setup.sh` or pass --python")?;
+
+    let model = BenchModel::start().await?;
+    let temporal = Settings::parse(
+        &embedded_toml(dir.path(), args.temporal_binary.as_deref())?,
+        dir.path(),
+        &|_| None,
+    )?;
+    progress("starting the embedded Temporal dev server…");
+    let (server, connection) = EmbeddedServer::start(&temporal.temporal)
+        .await
+        .context("starting the embedded Temporal server")?;
+    let client = Client::new(connection, ClientOptions::new("default").build())
+        .context("creating the Temporal client")?;
+    let gateway_port = free_port()?;
+    let settings = Settings::parse(
+        &worker_toml(server.address(), &model.base_url(), gateway_port),
+        dir.path(),
+        &|_| None,
+    )?;
+    let targets = [
+        Target {
+            name: "a2a-sdk",
+            url: format!("http://127.0.0.1:{python_port}/"),
+        },
+        Target {
+            name: "baton",
+            url: format!("http://127.0.0.1:{gateway_port}/"),
+        },
+    ];
+    let measured = {
+        let args = args.clone();
+        async move { measure(&args, &targets).await }
+    };
+    let outcome = with_worker(&settings, client, None, measured).await;
+    python_agent.stop().await;
+    server.stop().await;
+    let batches = outcome?;
+    let report = GatewayReport {
+        requests: args.requests,
+        concurrency: args.concurrency,
+        sequential: args.sequential,
+        comparisons: [Call::GetTask, Call::SendMessage]
+            .into_iter()
+            .map(|call| compare(call, &batches, args.concurrency))
+            .collect(),
+        batches,
+        machine: Machine::read(load_at_start, load_average()),
+        total_s: round(started.elapsed().as_secs_f64()),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_text(&report);
+    }
+    Ok(if report.failures() == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Every batch, alternating the servers so that drift hits both alike.
+async fn measure(args: &GatewayArgs, targets: &[Target]) -> anyhow::Result<Vec<Batch>> {
+    let caller = Caller::new()?;
+    // One parked task on each server for the GetTasks, created by a blocking send.
+    let mut parked = Vec::new();
+    for target in targets {
+        parked.push(caller.send(target, false).await?);
+    }
+    progress("warming up");
+    for (target, task_id) in targets.iter().zip(&parked) {
+        for call in [Call::GetTask, Call::SendMessage] {
+            batch(&caller, call, target, task_id, 20, 5).await;
+        }
+    }
+    let mut batches = Vec::new();
+    for call in [Call::GetTask, Call::SendMessage] {
+        for (concurrency, n) in [(1, args.sequential), (args.concurrency, args.requests)] {
+            if n == 0 {
+                continue;
+            }
+            for (target, task_id) in targets.iter().zip(&parked) {
+                progress(&format!(
+                    "{}: {n} to {}, {concurrency} at once",
+                    call.label(),
+                    target.name
+                ));
+                batches.push(batch(&caller, call, target, task_id, n, concurrency).await);
+            }
+        }
+    }
+    Ok(batches)
+}
+
+async fn batch(
+    caller: &Caller,
+    call: Call,
+    target: &Target,
+    task_id: &str,
+    n: usize,
+    concurrency: usize,
+) -> Batch {
+    let started = Instant::now();
+    let results: Vec<anyhow::Result<Duration>> = futures::stream::iter(0..n)
+        .map(|_| async {
+            let sent = Instant::now();
+            caller
+                .call(call, target, task_id)
+                .await
+                .map(|()| sent.elapsed())
+        })
+        .buffer_unordered(concurrency)
+        .collect()
+        .await;
+    let wall = started.elapsed();
+    let mut samples = Vec::new();
+    let mut errors = Vec::new();
+    for result in results {
+        match result {
+            Ok(latency) => samples.push(latency),
+            Err(error) => errors.push(format!("{error:#}")),
+        }
+    }
+    Batch {
+        call,
+        server: target.name,
+        concurrency,
+        ok: samples.len(),
+        failed: errors.len(),
+        errors: errors.into_iter().take(5).collect(),
+        wall_s: round(wall.as_secs_f64() * 100.0) / 100.0,
+        throughput_per_s: round(samples.len() as f64 / wall.as_secs_f64() * 10.0) / 10.0,
+        latency: Latency::of(&samples),
+    }
+}
+
+fn compare(call: Call, batches: &[Batch], concurrency: usize) -> Comparison {
+    let find = |server: &str, c: usize| {
+        batches
+            .iter()
+            .find(|b| b.call == call && b.server == server && b.concurrency == c)
+    };
+    let ratio = |ours: Option<f64>, theirs: Option<f64>| match (ours, theirs) {
+        (Some(ours), Some(theirs)) if theirs > 0.0 => Some((ours / theirs * 100.0).round() / 100.0),
+        _ => None,
+    };
+    let p50 = |b: Option<&Batch>| b.and_then(|b| b.latency.as_ref()).map(|l| l.p50_ms);
+    let throughput = |b: Option<&Batch>| b.map(|b| b.throughput_per_s);
+    Comparison {
+        call,
+        latency_p50_ratio: ratio(p50(find("baton", 1)), p50(find("a2a-sdk", 1))),
+        loaded_latency_p50_ratio: ratio(
+            p50(find("baton", concurrency)),
+            p50(find("a2a-sdk", concurrency)),
+        ),
+        throughput_ratio: ratio(
+            throughput(find("baton", concurrency)),
+            throughput(find("a2a-sdk", concurrency)),
+        ),
+    }
+}
+
+fn print_text(report: &GatewayReport) {
+    println!(
+        "Gateway bench: JSON-RPC to Baton's gateway and to the a2a-sdk's in-memory server \
+         (Python), {} requests per batch, {} at once; {} one at a time",
+        report.requests, report.concurrency, report.sequential
+    );
+    println!();
+    println!(
+        "{:<34} {:<8} {:>3} {:>7} {:>9} {:>9} {:>9}",
+        "call", "server", "C", "ok", "p50 ms", "p95 ms", "req/s"
+    );
+    for b in &report.batches {
+        let (p50, p95) = b
+            .latency
+            .as_ref()
+            .map_or((f64::NAN, f64::NAN), |l| (l.p50_ms, l.p95_ms));
+        println!(
+            "{:<34} {:<8} {:>3} {:>7} {:>9.2} {:>9.2} {:>9.1}",
+            b.call.label(),
+            b.server,
+            b.concurrency,
+            format!("{}/{}", b.ok, b.ok + b.failed),
+            p50,
+            p95,
+            b.throughput_per_s
+        );
+        for error in &b.errors {
+            println!("    error: {error}");
+        }
+    }
+    println!();
+    println!("Baton / a2a-sdk:");
+    let show = |r: Option<f64>| r.map_or("n/a".to_string(), |r| format!("{r}"));
+    for c in &report.comparisons {
+        println!(
+            "  {:<34} latency p50 {}× (loaded {}×), throughput {}×",
+            c.call.label(),
+            show(c.latency_p50_ratio),
+            show(c.loaded_latency_p50_ratio),
+            show(c.throughput_ratio)
+        );
+    }
+    println!();
+    println!(
+        "machine: {} × {}, load {:?} → {:?}; {} s in all",
+        report.machine.cpus,
+        report.machine.cpu_model,
+        report.machine.load_average_at_start,
+        report.machine.load_average_at_end,
+        report.total_s
+    );
+}
+
+fn python_program(chosen: Option<&Path>) -> PathBuf {
+    if let Some(chosen) = chosen {
+        return chosen.to_path_buf();
+    }
+    let venv = Path::new(".venv/bin/python");
+    if venv.exists() {
+        venv.to_path_buf()
+    } else {
+        PathBuf::from("python3")
+    }
+}
+
+/// `baton worker`'s config on the bench's server, with no agents, the gateway on `port`, and no
+/// rate limit (the bench is one peer sending thousands of requests).
+fn worker_toml(temporal_address: &str, model_url: &str, port: u16) -> String {
+    format!(
+        "[agent]\nid = \"bench\"\n\
+         [server]\nbind = \"127.0.0.1:{port}\"\nbase_url = \"http://127.0.0.1:{port}\"\n\
+         rate_limit_per_minute = 0\n\
+         [temporal]\nmode = \"remote\"\naddress = \"{temporal_address}\"\ntls = false\n\
+         task_queue = \"{TASK_QUEUE}\"\n\
+         [model]\nbase_url = \"{model_url}\"\nmodel = \"bench-model\"\ntimeout = \"30s\"\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_worker_config_serves_the_gateway_without_a_rate_limit() {
+        let toml = worker_toml("127.0.0.1:7233", "http://127.0.0.1:9001/v1", 9002);
+        let settings = Settings::parse(&toml, Path::new("/tmp"), &|_| None).unwrap();
+        assert!(settings.agents.is_empty());
+        assert_eq!(settings.server.rate_limit_per_minute, 0);
+        assert_eq!(settings.temporal.task_queue, TASK_QUEUE);
+        assert_eq!(
+            settings.server.base_url.unwrap().as_str(),
+            "http://127.0.0.1:9002/"
+        );
+    }
+
+    fn batch(server: &'static str, concurrency: usize, p50: f64, throughput: f64) -> Batch {
+        Batch {
+            call: Call::GetTask,
+            server,
+            concurrency,
+            ok: 1,
+            failed: 0,
+            errors: vec![],
+            wall_s: 1.0,
+            throughput_per_s: throughput,
+            latency: Latency::of(&[Duration::from_secs_f64(p50 / 1e3)]),
+        }
+    }
+
+    #[test]
+    fn ratios_are_baton_over_the_a2a_sdk() {
+        let batches = [
+            batch("a2a-sdk", 1, 2.0, 400.0),
+            batch("baton", 1, 3.0, 300.0),
+            batch("a2a-sdk", 10, 10.0, 1000.0),
+            batch("baton", 10, 25.0, 400.0),
+        ];
+        let c = compare(Call::GetTask, &batches, 10);
+        assert_eq!(c.latency_p50_ratio, Some(1.5));
+        assert_eq!(c.loaded_latency_p50_ratio, Some(2.5));
+        assert_eq!(c.throughput_ratio, Some(0.4));
+        let none = compare(Call::SendMessage, &batches, 10);
+        assert_eq!(none.throughput_ratio, None);
+    }
+}
