@@ -1,5 +1,6 @@
 //! The `baton` command's library half: everything the binary wires together, kept testable.
 
+pub mod agent_process;
 pub mod agents_check;
 pub mod bench;
 pub mod gateway;
@@ -10,4 +11,5 @@ pub mod shutdown;
 pub mod temporal;
 pub mod temporal_client;
 pub mod temporal_serve;
+pub mod up;
 pub mod worker;

@@ -33,6 +33,12 @@ enum Command {
         #[arg(long, short, value_name = "FILE")]
         config: PathBuf,
     },
+    /// Run every agent of the given configs in one process: workers, gateways, and one embedded
+    /// Temporal dev server for the agents in embedded mode. Ctrl-C stops everything.
+    Up {
+        #[arg(required = true, value_name = "CONFIG")]
+        configs: Vec<PathBuf>,
+    },
     /// Run the embedded Temporal dev server of a config until Ctrl-C or SIGTERM.
     Temporal {
         #[command(subcommand)]
@@ -69,6 +75,7 @@ async fn main() -> ExitCode {
         Command::Worker { config } => baton_cli::worker::run(&config).await,
         Command::Bench { command } => baton_cli::bench::run(command).await,
         Command::Gateway { config } => baton_cli::gateway::run(&config).await,
+        Command::Up { configs } => baton_cli::up::run(&configs).await,
         Command::Temporal {
             command: TemporalCommand::Serve { config },
         } => baton_cli::temporal_serve::run(&config).await,

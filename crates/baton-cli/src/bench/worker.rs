@@ -1,4 +1,4 @@
-//! The bench's in-process worker: the activities `baton worker` builds (`crate::worker`), its
+//! The bench's in-process worker: the activities `baton worker` builds (`crate::agent_process`), its
 //! options, its follow queue's worker and its HTTP routes, plus the baseline's workflows and
 //! activity on the same task queue.
 
@@ -12,9 +12,6 @@ use temporalio_client::Client;
 use temporalio_sdk::{Runtime, Worker, WorkerOptions};
 
 use super::baseline::{BenchActivities, BenchChildWorkflow, BenchParentWorkflow};
-
-/// As `baton worker`: how long running activities may take to finish after shutdown is asked.
-const GRACE: Duration = Duration::from_secs(10);
 
 /// Runs `body` while the worker of `settings` polls, then stops the worker gracefully and
 /// waits for it. The worker's `run()` is not `Send`, so it is driven on this task while `body`
@@ -31,10 +28,10 @@ where
     T: Send + 'static,
     F: Future<Output = anyhow::Result<T>> + Send + 'static,
 {
-    let activities = crate::worker::activities(settings).await?;
+    let activities = crate::agent_process::activities(settings, &[]).await?;
     let runtime =
         Runtime::from_current_tokio(Default::default()).context("starting the Temporal runtime")?;
-    let follow_options = crate::worker::follow_worker_options(settings, activities.clone());
+    let follow_options = crate::agent_process::follow_worker_options(settings, activities.clone());
     let options = WorkerOptions::new(settings.temporal.task_queue.clone())
         .register_workflow::<TaskWorkflow>()?
         .register_workflow::<RemoteTaskWorkflow>()?
@@ -42,8 +39,8 @@ where
         .register_workflow::<BenchChildWorkflow>()?
         .register_activities(activities)
         .register_activities(BenchActivities)
-        .graceful_shutdown_period(GRACE)
-        .max_cached_workflows(max_cached_workflows.unwrap_or(crate::worker::WORKFLOW_CACHE))
+        .graceful_shutdown_period(crate::agent_process::GRACE)
+        .max_cached_workflows(max_cached_workflows.unwrap_or(crate::agent_process::WORKFLOW_CACHE))
         // As `baton worker`: a dead worker's sticky tasks move on after 3 s, not 10.
         .sticky_queue_schedule_to_start_timeout(Duration::from_secs(3))
         .build();

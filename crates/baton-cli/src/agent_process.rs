@@ -1,0 +1,211 @@
+//! One agent's share of a process: its Temporal worker on the task queue, its worker on the
+//! follow queue, and, when `server.base_url` is set, its gateway. `baton worker` runs one of
+//! them; `baton up` runs one per config.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use baton_a2a::{CardLimits, Registry};
+use baton_activities::{BatonActivities, StaticPrefix};
+use baton_config::Settings;
+use baton_core::system_prompt::static_prefix;
+use baton_model::ChatCompletions;
+use baton_workflows::{RemoteTaskWorkflow, TaskWorkflow, follow_task_queue};
+use futures::future::join_all;
+use temporalio_client::Client;
+use temporalio_common::ActivityDefinition;
+use temporalio_sdk::activities::ExecutableActivity;
+use temporalio_sdk::runtime::worker_tuner::{FixedSizeSlotSupplier, TunerHolder};
+use temporalio_sdk::worker_options_builder::State;
+use temporalio_sdk::{Runtime, Worker, WorkerOptions, WorkerOptionsBuilder};
+
+use crate::http_server::HttpServer;
+use crate::shutdown::ShutdownSignals;
+
+/// How long running activities may take to finish after a shutdown is asked for.
+pub const GRACE: Duration = Duration::from_secs(10);
+
+/// Workflows kept in memory between their tasks. Most of a worker's memory is this cache, and a
+/// parked sub-task is two idle workflows: at the SDK's default of 1,000, parking 1,000 sub-tasks
+/// cost 70 MiB; at 100, 20 MiB, with no slower parking (docs/performance.md). An evicted
+/// workflow replays from history when it wakes, which costs a fetch and a few milliseconds.
+pub const WORKFLOW_CACHE: usize = 100;
+
+/// A way to ask a running worker to stop.
+type Stop = Box<dyn Fn()>;
+
+pub struct AgentProcess {
+    worker: Worker,
+    follow_worker: Worker,
+    http: Option<HttpServer>,
+}
+
+impl AgentProcess {
+    /// Builds the agent's registry (cards fetched, or built for `same_process` agents), its
+    /// workers, and starts its gateway when `server.base_url` is set.
+    pub async fn start(
+        settings: &Settings,
+        client: &Client,
+        runtime: &Runtime,
+        same_process: &[&Settings],
+    ) -> anyhow::Result<AgentProcess> {
+        let activities = activities(settings, same_process).await?;
+        let follow_options = follow_worker_options(settings, activities.clone());
+        let options = WorkerOptions::new(settings.temporal.task_queue.clone())
+            .register_workflow::<TaskWorkflow>()?
+            .register_workflow::<RemoteTaskWorkflow>()?
+            .register_activities(activities)
+            .graceful_shutdown_period(GRACE)
+            .max_cached_workflows(WORKFLOW_CACHE)
+            // After a worker dies, its cached workflows' next tasks move to another worker after
+            // this long, instead of the default 10 s (a push waits for that answer).
+            .sticky_queue_schedule_to_start_timeout(Duration::from_secs(3))
+            .build();
+        let worker = Worker::new(runtime, client.clone(), options)
+            .context("creating the Temporal worker")?;
+        let follow_worker = Worker::new(runtime, client.clone(), follow_options)
+            .context("creating the Temporal worker of the follow queue")?;
+        let http = match &settings.server.base_url {
+            Some(_) => Some(
+                crate::http_server::start(
+                    settings.server.bind,
+                    crate::gateway::routes(settings, client.clone()),
+                )
+                .await?,
+            ),
+            None => None,
+        };
+        Ok(AgentProcess {
+            worker,
+            follow_worker,
+            http,
+        })
+    }
+
+    fn stops(&self) -> [Stop; 2] {
+        [
+            Box::new(self.worker.shutdown_handle()),
+            Box::new(self.follow_worker.shutdown_handle()),
+        ]
+    }
+
+    /// Stops the gateway; call after the workers have stopped.
+    pub async fn close(self) {
+        if let Some(http) = self.http {
+            http.stop().await;
+        }
+    }
+}
+
+/// Runs every agent's workers until a signal asks them to stop (gracefully, within GRACE) or
+/// one of them stops on its own, which stops the rest: a process never runs half its agents.
+pub async fn run_until_stopped(
+    agents: &mut [AgentProcess],
+    signals: ShutdownSignals,
+) -> anyhow::Result<()> {
+    let stops: Vec<Stop> = agents.iter().flat_map(AgentProcess::stops).collect();
+    let stop_all = || stops.iter().for_each(|stop| stop());
+    let running = join_all(agents.iter_mut().flat_map(|agent| {
+        [
+            (&mut agent.worker, "the Temporal worker"),
+            (
+                &mut agent.follow_worker,
+                "the Temporal worker of the follow queue",
+            ),
+        ]
+        .map(|(worker, what)| {
+            let stop_all = &stop_all;
+            async move {
+                let ran = worker.run().await;
+                stop_all();
+                ran.with_context(|| format!("{what} stopped with an error"))
+            }
+        })
+    }));
+    tokio::pin!(running);
+    let results = tokio::select! {
+        results = &mut running => results,
+        signal = signals.requested() => {
+            tracing::info!("{signal}: stopping (grace {GRACE:?})");
+            stop_all();
+            running.await
+        }
+    };
+    results.into_iter().collect()
+}
+
+/// The activities of an agent: its registry of agents (cards fetched and validated, or built
+/// for agents of this process), the roster's static prefix and the model provider.
+pub async fn activities(
+    settings: &Settings,
+    same_process: &[&Settings],
+) -> anyhow::Result<BatonActivities> {
+    let registry = Arc::new(Registry::build(settings, same_process, CardLimits::default()).await?);
+    let roster = registry.roster();
+    let prefix = StaticPrefix::new(static_prefix(&settings.agent.id, &roster.text));
+    let model = &settings.model;
+    let provider = ChatCompletions::new(
+        model.base_url.clone(),
+        model.api_key.as_ref().map(|key| key.expose().to_string()),
+        model.timeout,
+    );
+    Ok(BatonActivities::new(
+        registry,
+        Arc::new(provider),
+        model.model.clone(),
+        prefix,
+        settings.server.base_url.clone(),
+    ))
+}
+
+/// The worker of the follow queue (`<task_queue>-follow`): `follow_remote_task` alone, with
+/// `temporal.follow_slots` activity slots. A follow holds its slot while its task is parked, so
+/// on the main queue a hundred parked follows would leave no slot for a model turn.
+pub fn follow_worker_options(settings: &Settings, activities: BatonActivities) -> WorkerOptions {
+    let slots = |n| FixedSizeSlotSupplier::new(n);
+    let tuner = TunerHolder::builder()
+        .workflow_task_slot_supplier(slots(1))
+        .activity_task_slot_supplier(slots(settings.temporal.follow_slots))
+        .local_activity_task_slot_supplier(slots(1))
+        .nexus_task_slot_supplier(slots(1))
+        .build();
+    let options = WorkerOptions::new(follow_task_queue(&settings.temporal.task_queue));
+    with_activity(
+        options,
+        BatonActivities::follow_remote_task,
+        Arc::new(activities),
+    )
+    .tuner(tuner)
+    .max_cached_workflows(0)
+    .graceful_shutdown_period(GRACE)
+    .build()
+}
+
+/// Registers one activity of an implementer; the definition's value names its type.
+fn with_activity<S: State, AD>(
+    options: WorkerOptionsBuilder<S>,
+    _definition: AD,
+    implementer: Arc<AD::Implementer>,
+) -> WorkerOptionsBuilder<S>
+where
+    AD: ActivityDefinition + ExecutableActivity,
+    AD::Input: Send + Sync,
+    AD::Output: Send + Sync,
+{
+    options.register_activity::<AD>(implementer)
+}
+
+/// Each followed sub-task holds a connection: raises the open-file limit, and warns when even
+/// the hard limit is low for `follow_slots` follows.
+pub fn raise_open_file_limit(follow_slots: usize) {
+    match crate::open_files::raise_to_hard_limit() {
+        Ok(limit) if (limit as usize) < follow_slots * 2 => tracing::warn!(
+            limit,
+            follow_slots,
+            "the open-file limit is low for this many follows; raise it (ulimit -n) or lower temporal.follow_slots"
+        ),
+        Ok(_) => {}
+        Err(error) => tracing::warn!("cannot read or raise the open-file limit: {error}"),
+    }
+}

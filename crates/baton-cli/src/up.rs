@@ -1,0 +1,214 @@
+//! `baton up CONFIG...`: every agent of the given configs in one process, each with its own task
+//! queue, workers and gateway. Agents in embedded mode share one Temporal dev server, started
+//! from the first embedded config's `[temporal.embedded]`; agents in remote mode connect to their
+//! cluster. Agents of the process know each other's cards without fetching them. Ctrl-C or
+//! SIGTERM stops everything.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use baton_config::{Settings, TemporalMode};
+use temporalio_sdk::Runtime;
+
+use crate::agent_process::{AgentProcess, raise_open_file_limit, run_until_stopped};
+use crate::shutdown::ShutdownSignals;
+use crate::temporal_client::TemporalSession;
+
+pub async fn run(configs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+    let mut all = Vec::new();
+    for config in configs {
+        all.push(Settings::load(config)?);
+    }
+    check_together(&all)?;
+    let sessions = open_sessions(&all).await?;
+    let outcome = serve(&all, &sessions).await;
+    for session in sessions.into_values() {
+        session.stop().await;
+    }
+    outcome.map(|()| ExitCode::SUCCESS)
+}
+
+/// Refuses configs that cannot share a process: the same agent id twice, the same task queue
+/// twice on one Temporal, or two gateways on one address.
+fn check_together(all: &[Settings]) -> anyhow::Result<()> {
+    let mut ids = BTreeMap::new();
+    let mut queues = BTreeMap::new();
+    let mut binds = BTreeMap::new();
+    for settings in all {
+        let id = &settings.agent.id;
+        let source = source_of(settings);
+        if let Some(first) = ids.insert(id.clone(), source.clone()) {
+            bail!("agent.id {id:?} is in both {first} and {source}: each agent needs its own id");
+        }
+        let queue = (temporal_key(settings), settings.temporal.task_queue.clone());
+        if let Some(first) = queues.insert(queue, source.clone()) {
+            bail!(
+                "temporal.task_queue {:?} is in both {first} and {source}: each agent needs its own task queue",
+                settings.temporal.task_queue
+            );
+        }
+        if settings.server.base_url.is_some()
+            && let Some(first) = binds.insert(settings.server.bind, source.clone())
+        {
+            bail!(
+                "server.bind {} is in both {first} and {source}: each gateway needs its own address",
+                settings.server.bind
+            );
+        }
+    }
+    Ok(())
+}
+
+fn source_of(settings: &Settings) -> String {
+    settings
+        .source
+        .as_ref()
+        .map_or_else(|| "(no file)".to_string(), |p| p.display().to_string())
+}
+
+/// Which Temporal a config uses: all embedded configs share one server.
+fn temporal_key(settings: &Settings) -> String {
+    let temporal = &settings.temporal;
+    match temporal.mode {
+        TemporalMode::Embedded => format!("embedded/{}", temporal.namespace),
+        TemporalMode::Remote => format!(
+            "{}/{}",
+            temporal.address.as_deref().unwrap_or_default(),
+            temporal.namespace
+        ),
+    }
+}
+
+/// One session per Temporal the configs use, keyed by [`temporal_key`].
+async fn open_sessions(all: &[Settings]) -> anyhow::Result<BTreeMap<String, TemporalSession>> {
+    let mut sessions = BTreeMap::new();
+    for settings in all {
+        let key = temporal_key(settings);
+        if sessions.contains_key(&key) {
+            continue;
+        }
+        match TemporalSession::open(settings).await {
+            Ok(session) => {
+                sessions.insert(key, session);
+            }
+            Err(error) => {
+                for session in sessions.into_values() {
+                    session.stop().await;
+                }
+                return Err(error).with_context(|| format!("for {}", source_of(settings)));
+            }
+        }
+    }
+    Ok(sessions)
+}
+
+async fn serve(
+    all: &[Settings],
+    sessions: &BTreeMap<String, TemporalSession>,
+) -> anyhow::Result<()> {
+    let follow_slots = all.iter().map(|s| s.temporal.follow_slots).sum();
+    raise_open_file_limit(follow_slots);
+    let runtime =
+        Runtime::from_current_tokio(Default::default()).context("starting the Temporal runtime")?;
+    let mut agents = Vec::new();
+    for (index, settings) in all.iter().enumerate() {
+        let others: Vec<&Settings> = all
+            .iter()
+            .enumerate()
+            .filter(|(other, _)| *other != index)
+            .map(|(_, s)| s)
+            .collect();
+        let session = &sessions[&temporal_key(settings)];
+        match AgentProcess::start(settings, &session.client, &runtime, &others).await {
+            Ok(agent) => agents.push(agent),
+            Err(error) => {
+                for agent in agents {
+                    agent.close().await;
+                }
+                return Err(error)
+                    .with_context(|| format!("starting agent {:?}", settings.agent.id));
+            }
+        }
+    }
+    let signals = ShutdownSignals::install().context("installing the signal handlers")?;
+    for settings in all {
+        let session = &sessions[&temporal_key(settings)];
+        let gateway = settings
+            .server
+            .base_url
+            .as_ref()
+            .map_or_else(|| "no gateway".to_string(), |url| format!("A2A at {url}"));
+        println!(
+            "agent {}: task queue {} on {}, {gateway}",
+            settings.agent.id, settings.temporal.task_queue, session.address
+        );
+    }
+    for session in sessions.values() {
+        if let Some(ui) = &session.ui_url {
+            println!("Web UI: {ui}");
+        }
+    }
+    println!("baton up: {} agents ready; Ctrl-C stops them", agents.len());
+    tracing::info!(agents = agents.len(), "baton up ready");
+    let ran = run_until_stopped(&mut agents, signals).await;
+    for agent in agents {
+        agent.close().await;
+    }
+    ran
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn settings(text: &str) -> Settings {
+        Settings::parse(text, Path::new("/srv"), &|_| None).unwrap()
+    }
+
+    #[test]
+    fn agents_that_can_share_a_process_pass() {
+        let ledger = settings(
+            "[agent]\nid = \"ledger\"\n[server]\nbind = \"127.0.0.1:8101\"\nbase_url = \"http://127.0.0.1:8101\"",
+        );
+        let desk = settings(
+            "[agent]\nid = \"desk\"\n[server]\nbind = \"127.0.0.1:8102\"\nbase_url = \"http://127.0.0.1:8102\"",
+        );
+        assert!(check_together(&[ledger, desk]).is_ok());
+    }
+
+    #[test]
+    fn a_repeated_id_queue_or_bind_is_refused_with_the_setting() {
+        let one = "[agent]\nid = \"ledger\"\n[server]\nbind = \"127.0.0.1:8101\"\nbase_url = \"http://127.0.0.1:8101\"";
+        let error = check_together(&[settings(one), settings(one)]).unwrap_err();
+        assert!(error.to_string().contains("agent.id \"ledger\""), "{error}");
+
+        let same_queue = "[agent]\nid = \"other\"\n[temporal]\ntask_queue = \"ledger\"";
+        let error = check_together(&[settings(one), settings(same_queue)]).unwrap_err();
+        assert!(
+            error.to_string().contains("temporal.task_queue \"ledger\""),
+            "{error}"
+        );
+
+        let same_bind = "[agent]\nid = \"other\"\n[server]\nbind = \"127.0.0.1:8101\"\nbase_url = \"http://127.0.0.1:8101\"";
+        let error = check_together(&[settings(one), settings(same_bind)]).unwrap_err();
+        assert!(
+            error.to_string().contains("server.bind 127.0.0.1:8101"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn embedded_agents_share_one_server_and_remote_ones_their_cluster() {
+        let a = settings("[agent]\nid = \"a\"");
+        let b = settings("[agent]\nid = \"b\"");
+        let c = settings(
+            "[agent]\nid = \"c\"\n[temporal]\nmode = \"remote\"\naddress = \"t.example.com:7233\"",
+        );
+        assert_eq!(temporal_key(&a), temporal_key(&b));
+        assert_ne!(temporal_key(&a), temporal_key(&c));
+    }
+}
