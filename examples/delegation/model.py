@@ -1,0 +1,162 @@
+"""The delegation example's model: a small, deterministic OpenAI-compatible Chat Completions
+server (POST /v1/chat/completions), with only the Python standard library.
+
+It answers as two agents, told apart by the request's `model`:
+
+- "example-front-desk" delegates. It reads the roster in the system prompt (the `<agents>`
+  section Baton renders from each card) and the task's goal, picks the agent whose card shares
+  the most words with the question, and calls spawn_subtask on it. When the sub-task's result
+  arrives as a note ("... is COMPLETED: <answer>"), it answers with it. With no matching agent it
+  says so.
+- "example-ledger" answers from orders.json, next to this file, by the order number in the goal.
+
+Run: python3 model.py --port 8299
+"""
+
+import argparse
+import json
+import re
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ORDERS = json.loads((Path(__file__).parent / "orders.json").read_text())
+STOPWORDS = set(
+    "a an and any are as at be but by can did do does for from had has have how i in is it its "
+    "me my of on or our so that the their them then there these this to was we what when where "
+    "which who why will with you your about after".split()
+)
+
+
+def words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2 and w not in STOPWORDS}
+
+
+def goal_of(messages: list[dict]) -> str:
+    for message in messages:
+        if message.get("role") == "user":
+            found = re.search(r"^goal: (.*)$", message.get("content") or "", re.MULTILINE)
+            if found:
+                return found.group(1)
+    return ""
+
+
+def roster_of(messages: list[dict]) -> list[dict]:
+    """The agents of the roster: id and every word of its name, description and skills."""
+    system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
+    section = system.split("<agents>", 1)[-1]
+    agents = []
+    for line in section.splitlines():
+        entry = re.match(r"^- id: (\S+)", line)
+        if entry:
+            agents.append({"id": entry.group(1), "text": ""})
+        elif agents:
+            agents[-1]["text"] += " " + line
+    return [a for a in agents if a["id"] != "self"]
+
+
+def front_desk(messages: list[dict]) -> dict:
+    notes = [m.get("content") or "" for m in messages if m.get("role") == "user"]
+    for note in reversed(notes):
+        result = re.search(r"is COMPLETED: (.*?)\n</untrusted>", note, re.DOTALL)
+        if result:
+            return answer(result.group(1).strip())
+    if any(m.get("role") == "assistant" and m.get("tool_calls") for m in messages):
+        return answer("I have asked the right agent; its answer will follow.")
+    goal = goal_of(messages)
+    scored = sorted(
+        ((len(words(goal) & words(agent["text"])), agent["id"]) for agent in roster_of(messages)),
+        reverse=True,
+    )
+    if not scored or scored[0][0] == 0:
+        return answer("None of the agents I know can answer that.")
+    arguments = {
+        "name": "customer question",
+        "goal": goal,
+        "acceptance_criteria": ["Answers the question from the agent's own records"],
+        "agent": scored[0][1],
+    }
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "spawn_subtask", "arguments": json.dumps(arguments)},
+            }
+        ],
+    }
+
+
+def ledger(messages: list[dict]) -> dict:
+    goal = goal_of(messages)
+    number = re.search(r"\b(\d{4})\b", goal)
+    if not number:
+        return answer("Which order? Give me its four-digit number.")
+    order = ORDERS.get(number.group(1))
+    if order is None:
+        return answer(f"There is no order {number.group(1)}.")
+    return answer(
+        f"Order {number.group(1)} ({order['customer']}: {order['items']}, {order['total']}) "
+        f"was {order['status']}."
+    )
+
+
+def answer(text: str) -> dict:
+    return {"role": "assistant", "content": text}
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            return self.reply(404, {"error": {"message": f"no route {self.path}"}})
+        try:
+            request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        except ValueError:
+            return self.reply(400, {"error": {"message": "the body is not JSON"}})
+        model = request.get("model", "")
+        agents = {"example-front-desk": front_desk, "example-ledger": ledger}
+        if model not in agents:
+            return self.reply(404, {"error": {"message": f"no model {model!r}"}})
+        message = agents[model](request.get("messages", []))
+        self.reply(
+            200,
+            {
+                "id": "chatcmpl-example",
+                "object": "chat.completion",
+                "created": 0,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            },
+        )
+
+    def reply(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=8299)
+    args = parser.parse_args()
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    print(f"ready {args.port}", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The delegation example, end to end and offline: starts the example's fake model (model.py),
+# then `baton up ledger.toml front-desk.toml` (one embedded Temporal dev server, two agents,
+# two gateways), asks the front desk a question over A2A, prints the answer the ledger gave and
+# the Web UI link, and stops everything.
+#
+#   bash examples/delegation/run.sh ["your question"]
+#
+# It installs what it needs first (scripts/setup.sh: the Temporal CLI into .venv) and builds
+# baton, unless BATON names a baton binary to use. The answer goes to stdout; progress to stderr.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+question="${1:-When did order 1042 ship?}"
+
+if [ -z "${BATON:-}" ]; then
+  bash "$root/scripts/setup.sh" >&2
+  (cd "$root" && cargo build --quiet -p baton-cli)
+  BATON="${CARGO_TARGET_DIR:-$root/target}/debug/baton"
+fi
+export PATH="$root/.venv/bin:$PATH"
+
+logs="$(mktemp -d)"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$logs"
+}
+trap cleanup EXIT
+
+# Waits until file $1 has a line starting with $2, for at most 90 s.
+wait_for_line() {
+  for _ in $(seq 900); do
+    grep -q "^$2" "$1" 2>/dev/null && return 0
+    if ! kill -0 "${pids[-1]}" 2>/dev/null; then break; fi
+    sleep 0.1
+  done
+  echo "error: no '$2' in $1:" >&2
+  cat "$1" >&2
+  return 1
+}
+
+echo "== the example's model (model.py) on 127.0.0.1:8299" >&2
+python3 "$here/model.py" --port 8299 >"$logs/model.log" 2>&1 &
+pids+=($!)
+wait_for_line "$logs/model.log" ready
+
+echo "== baton up ledger.toml front-desk.toml" >&2
+(cd "$here" && RUST_LOG="${RUST_LOG:-warn}" exec "$BATON" up ledger.toml front-desk.toml) \
+  >"$logs/baton.log" 2>&1 &
+pids+=($!)
+wait_for_line "$logs/baton.log" "baton up:"
+grep -E "^(agent|Web UI)" "$logs/baton.log" >&2
+
+echo "== asking the front desk: $question" >&2
+request="$(python3 - "$question" <<'PY'
+import json, sys, uuid
+print(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+    "messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": sys.argv[1]}]}}}))
+PY
+)"
+response="$(curl -sS --max-time 120 http://127.0.0.1:8202/ \
+  -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -H 'X-Participant-Id: customer' \
+  -d "$request")"
+python3 - "$response" <<'PY'
+import json, sys
+answer = json.loads(sys.argv[1])
+if "error" in answer:
+    sys.exit(f"error: the front desk refused: {answer['error']}")
+task = answer["result"]["task"]
+state = task["status"]["state"]
+text = " ".join(p.get("text", "") for p in task["status"].get("message", {}).get("parts", []))
+print(f"task {task['id']} ({state})", file=sys.stderr)
+if state != "TASK_STATE_INPUT_REQUIRED":
+    sys.exit(f"error: the task ended {state}: {text}")
+print(text)
+PY
+echo "== in the Web UI: the front desk's TaskWorkflow, its RemoteTaskWorkflow child, and the ledger's own task" >&2
+grep -E "^Web UI" "$logs/baton.log" >&2
