@@ -347,6 +347,14 @@ async fn a_gateway_restart_loses_nothing() {
     let alice = SdkClient::new(&url, "JSONRPC", "alice");
     let sent = alice.call("send", &["--text", "Remember me"]).await.ok();
     let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
+    // The Web UI lists the task by a summary: its name and who asked.
+    let described = temporal
+        .client
+        .get_workflow_handle::<temporalio_client::UntypedWorkflow>(task_id.as_str())
+        .describe(temporalio_client::WorkflowDescribeOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(described.static_summary(), Some("Remember me (from alice)"));
 
     // The gateway (and the worker with it) goes away and comes back: all state is in Temporal.
     worker.kill().await;

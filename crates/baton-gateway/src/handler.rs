@@ -186,6 +186,8 @@ impl TemporalHandler {
             WorkflowIdConflictPolicy::UseExisting,
         )
         .maybe_search_attributes(indexed)
+        // What the Web UI shows for the task in its list.
+        .static_summary(format!("{} (from {sender})", input.name))
         .build();
         let receipt = self
             .client
