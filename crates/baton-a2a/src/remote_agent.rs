@@ -3,8 +3,8 @@ use std::time::Duration;
 
 use a2a::{
     AgentCard, AgentInterface, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
-    GetTaskRequest, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task,
-    TaskPushNotificationConfig,
+    GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest,
+    StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
 };
 use a2a_client::middleware::CallInterceptor;
 use a2a_client::{A2AClient, A2AClientFactory, BoxStream, ServiceParams, Transport};
@@ -223,6 +223,17 @@ impl RemoteAgent {
             .get_task(&request)
             .await
             .map_err(|source| self.call_error("GetTask", source))
+    }
+
+    /// ListTasks on the agent: the tasks the caller may see.
+    pub async fn list_tasks(
+        &self,
+        request: &ListTasksRequest,
+    ) -> Result<ListTasksResponse, AgentError> {
+        self.client
+            .list_tasks(request)
+            .await
+            .map_err(|source| self.call_error("ListTasks", source))
     }
 
     /// SubscribeToTask: the task snapshot first, then its events. Dropping the stream hangs up.

@@ -8,6 +8,7 @@ pub mod http_server;
 pub mod logging;
 pub mod open_files;
 pub mod shutdown;
+pub mod task_cli;
 pub mod temporal;
 pub mod temporal_client;
 pub mod temporal_serve;

@@ -39,6 +39,11 @@ enum Command {
         #[arg(required = true, value_name = "CONFIG")]
         configs: Vec<PathBuf>,
     },
+    /// Give, follow, show, list and cancel tasks on a Baton agent (or any A2A 1.0 agent).
+    Task {
+        #[command(subcommand)]
+        command: baton_cli::task_cli::TaskCommand,
+    },
     /// Run the embedded Temporal dev server of a config until Ctrl-C or SIGTERM.
     Temporal {
         #[command(subcommand)]
@@ -76,6 +81,7 @@ async fn main() -> ExitCode {
         Command::Bench { command } => baton_cli::bench::run(command).await,
         Command::Gateway { config } => baton_cli::gateway::run(&config).await,
         Command::Up { configs } => baton_cli::up::run(&configs).await,
+        Command::Task { command } => baton_cli::task_cli::run(command).await,
         Command::Temporal {
             command: TemporalCommand::Serve { config },
         } => baton_cli::temporal_serve::run(&config).await,

@@ -14,6 +14,7 @@ mod refusals;
 mod routes;
 mod version;
 
+pub use a2a_task::TASK_METADATA_KEY;
 pub use handler::{GatewayConfig, TemporalHandler};
 pub use push_receiver::{MAX_PUSH_BYTES, push_routes};
 pub use routes::{Limits, gateway_routes};

@@ -1,0 +1,268 @@
+//! `baton task`: an A2A client of a Baton gateway (or of any A2A 1.0 agent) for operators.
+//! `send` gives a task, or a message to one, and follows it live; `show`, `list` and `cancel`
+//! read and stop tasks. Every call asserts the participant `--as` (X-Participant-Id): a gateway
+//! shows a participant only the tasks they are on.
+//!
+//! Exit codes: 0 the task completed or waits for the caller; 1 it failed, was rejected or
+//! cancelled; 2 the call itself failed; 3 it was still running when the command stopped.
+
+mod render;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use a2a::{ListTasksRequest, Message, Part, Role, StreamResponse, Task};
+use anyhow::Context;
+use baton_a2a::{CardLimits, RemoteAgent};
+use baton_config::{RemoteAgentSpec, Settings, Updates};
+use baton_gateway::TASK_METADATA_KEY;
+use futures::StreamExt;
+use url::Url;
+
+use render::{
+    changed_rows, exit_code_of, list_text, status_line, sub_task_line, sub_tasks_of, task_text,
+};
+
+#[derive(clap::Subcommand, Debug)]
+pub enum TaskCommand {
+    /// Give a new task (or, with --task, a message to one) and follow it until it ends or waits
+    /// for you, printing each state change and sub-task.
+    Send {
+        #[command(flatten)]
+        target: Target,
+        /// The task to send to; without it, the message starts a new task.
+        #[arg(long, value_name = "ID")]
+        task: Option<String>,
+        /// Print each A2A event, then the task, as JSON lines.
+        #[arg(long)]
+        json: bool,
+        /// The message.
+        #[arg(required = true, value_name = "TEXT")]
+        text: Vec<String>,
+    },
+    /// Print a task: its state, its answer and its sub-tasks.
+    Show {
+        #[command(flatten)]
+        target: Target,
+        #[arg(value_name = "ID")]
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the tasks you are on, newest first.
+    List {
+        #[command(flatten)]
+        target: Target,
+        /// Only the tasks of this context.
+        #[arg(long, value_name = "ID")]
+        context: Option<String>,
+        #[arg(long, default_value_t = 50, value_name = "N")]
+        page_size: i32,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel a task, and with it every open sub-task.
+    Cancel {
+        #[command(flatten)]
+        target: Target,
+        #[arg(value_name = "ID")]
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Which agent to talk to, and as whom.
+#[derive(clap::Args, Debug)]
+pub struct Target {
+    /// The agent's URL (its card is read from there).
+    #[arg(long, value_name = "URL", conflicts_with = "config")]
+    url: Option<Url>,
+    /// A Baton config: the agent at its server.base_url.
+    #[arg(long, short, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The participant you act as (X-Participant-Id).
+    #[arg(long = "as", value_name = "PARTICIPANT", default_value = "operator")]
+    participant: String,
+}
+
+impl Target {
+    async fn connect(&self) -> anyhow::Result<RemoteAgent> {
+        let url = match (&self.url, &self.config) {
+            (Some(url), _) => url.clone(),
+            (None, Some(config)) => Settings::load(config)?.server.base_url.with_context(|| {
+                format!(
+                    "{}: server.base_url is not set, so it serves no gateway",
+                    config.display()
+                )
+            })?,
+            (None, None) => anyhow::bail!("say which agent: --url URL or --config FILE"),
+        };
+        let spec = RemoteAgentSpec {
+            id: "agent".into(),
+            url,
+            version: None,
+            updates: Updates::Off,
+            follow_interval: Duration::from_secs(5),
+        };
+        let http = reqwest::Client::new();
+        Ok(RemoteAgent::connect(&spec, &self.participant, &http, CardLimits::default()).await?)
+    }
+}
+
+pub async fn run(command: TaskCommand) -> anyhow::Result<ExitCode> {
+    match run_command(command).await {
+        Ok(code) => Ok(code),
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+async fn run_command(command: TaskCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        TaskCommand::Send {
+            target,
+            task,
+            json,
+            text,
+        } => send(&target.connect().await?, task, &text.join(" "), json).await,
+        TaskCommand::Show { target, id, json } => {
+            let task = target.connect().await?.get_task(&id).await?;
+            print_task(&task, json)?;
+            Ok(ExitCode::from(exit_code_of(&task.status.state)))
+        }
+        TaskCommand::List {
+            target,
+            context,
+            page_size,
+            json,
+        } => {
+            let request = ListTasksRequest {
+                context_id: context,
+                status: None,
+                page_size: Some(page_size),
+                page_token: None,
+                history_length: Some(0),
+                status_timestamp_after: None,
+                include_artifacts: None,
+                tenant: None,
+            };
+            let listed = target.connect().await?.list_tasks(&request).await?;
+            if json {
+                println!("{}", serde_json::to_string(&listed)?);
+            } else {
+                println!("{}", list_text(&listed.tasks, TASK_METADATA_KEY));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        TaskCommand::Cancel { target, id, json } => {
+            let task = target.connect().await?.cancel_task(&id).await?;
+            print_task(&task, json)?;
+            Ok(if task.status.state == a2a::TaskState::Canceled {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(exit_code_of(&task.status.state))
+            })
+        }
+    }
+}
+
+fn print_task(task: &Task, json: bool) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string(task)?);
+    } else {
+        println!("{}", task_text(task, TASK_METADATA_KEY));
+    }
+    Ok(())
+}
+
+/// Sends the message with SendStreamingMessage and prints what happens until the stream ends.
+/// Sub-task rows travel in the task, not in the events: after each event, and every second
+/// while it waits, the task is read again and its new or changed rows are printed.
+async fn send(
+    agent: &RemoteAgent,
+    task_id: Option<String>,
+    text: &str,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let message = Message {
+        message_id: format!("cli-{}-{}", std::process::id(), now_nanos()),
+        context_id: None,
+        task_id,
+        role: Role::User,
+        parts: vec![Part::text(text.to_string())],
+        metadata: None,
+        extensions: None,
+        reference_task_ids: None,
+    };
+    let mut stream = agent.send_streaming(message).await?;
+    let mut id: Option<String> = None;
+    let mut rows = Vec::new();
+    loop {
+        let event = tokio::select! {
+            event = stream.next() => match event {
+                Some(event) => Some(event.context("the stream broke")?),
+                None => break,
+            },
+            () = tokio::time::sleep(Duration::from_secs(1)) => None,
+        };
+        if let Some(event) = &event {
+            if json {
+                println!("{}", serde_json::to_string(event)?);
+            }
+            if let StreamResponse::Task(task) = event {
+                if id.is_none() && !json {
+                    println!("task {}", task.id);
+                }
+                id = Some(task.id.clone());
+            }
+        }
+        // The rows first, so a status that reports a sub-task's result follows its row.
+        if let Some(id) = &id {
+            let task = agent.get_task(id).await?;
+            let now = sub_tasks_of(&task, TASK_METADATA_KEY);
+            if !json {
+                for row in changed_rows(&rows, &now) {
+                    println!("{}", sub_task_line(row));
+                }
+            }
+            rows = now;
+        }
+        match &event {
+            Some(StreamResponse::StatusUpdate(update)) if !json => {
+                let sub_state = update
+                    .metadata
+                    .as_ref()
+                    .and_then(|m| m.values().find_map(|v| v.get("sub_state")))
+                    .and_then(|v| v.as_str());
+                println!("{}", status_line(&update.status, sub_state));
+            }
+            Some(StreamResponse::Message(answer)) if !json => {
+                println!("{}", render::text_of(answer));
+            }
+            _ => {}
+        }
+    }
+    let Some(id) = id else {
+        // The agent answered with a message and made no task: nothing is left to run.
+        return Ok(ExitCode::SUCCESS);
+    };
+    let task = agent.get_task(&id).await?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string(&StreamResponse::Task(task.clone()))?
+        );
+    }
+    Ok(ExitCode::from(exit_code_of(&task.status.state)))
+}
+
+fn now_nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default()
+}
