@@ -69,6 +69,9 @@ pub struct DelegationArgs {
     /// the memory phase.
     #[arg(long, default_value_t = 1000, value_name = "N")]
     pub parked: usize,
+    /// The watch modes to park in, in order (an experiment on one mode skips the other).
+    #[arg(long, value_delimiter = ',', default_values_t = [ParkMode::Push, ParkMode::Follow])]
+    pub park_modes: Vec<ParkMode>,
     /// The `temporal` CLI that runs the dev server (default: `temporal` on PATH, as the
     /// settings' temporal.embedded.binary).
     #[arg(long, value_name = "PATH")]
@@ -86,6 +89,22 @@ pub struct DelegationArgs {
     /// Print the figures as JSON on stdout instead of the text report.
     #[arg(long)]
     pub json: bool,
+}
+
+/// A watch mode to park sub-tasks in.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParkMode {
+    Push,
+    Follow,
+}
+
+impl std::fmt::Display for ParkMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ParkMode::Push => "push",
+            ParkMode::Follow => "follow",
+        })
+    }
 }
 
 /// What every phase needs.
@@ -227,17 +246,17 @@ async fn measure(bench: Bench) -> anyhow::Result<Report> {
     };
 
     let mut parking = Vec::new();
-    if args.parked > 0 {
+    for mode in args.park_modes.iter().filter(|_| args.parked > 0) {
         progress(&format!(
-            "memory: parking {} sub-tasks in push mode",
+            "memory: parking {} sub-tasks in {mode} mode",
             args.parked
         ));
-        parking.push(park_phase(&bench, "push", PUSH_AGENT, args.parked, c).await?);
-        progress(&format!(
-            "memory: parking {} sub-tasks in follow mode",
-            args.parked
-        ));
-        parking.push(park_phase(&bench, "follow", FOLLOW_AGENT, args.parked, c).await?);
+        let agent = match mode {
+            ParkMode::Push => PUSH_AGENT,
+            ParkMode::Follow => FOLLOW_AGENT,
+        };
+        let phase = park_phase(&bench, &mode.to_string(), agent, args.parked, c).await?;
+        parking.push(phase);
     }
 
     let ratios = Ratios::of(&baseline, &delegation, &delegation_push, &steps);
