@@ -71,7 +71,18 @@ impl PythonPeer {
     /// Polls `/_stats` every 50 ms until `check` holds, and returns those stats; panics naming
     /// `what` after 15 s.
     pub async fn wait_for(&self, what: &str, check: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(15);
+        self.wait_for_within(what, Duration::from_secs(15), check)
+            .await
+    }
+
+    /// As [`wait_for`](Self::wait_for), for at most `within`.
+    pub async fn wait_for_within(
+        &self,
+        what: &str,
+        within: Duration,
+        check: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = Instant::now() + within;
         loop {
             let stats = self.stats().await;
             if check(&stats) {

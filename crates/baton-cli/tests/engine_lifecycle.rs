@@ -375,12 +375,11 @@ async fn follows_beyond_the_follow_slots_wait_their_turn_and_never_starve_model_
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
     let follow_queue = format!("{}-follow", config.task_queue);
 
+    // The first parent's follow takes the one slot before the second parent starts.
     for parent in ["t-first", "t-second"] {
         temporal
             .start_task(&config.task_queue, parent, task_input("n", "g"))
             .await;
-    }
-    for parent in ["t-first", "t-second"] {
         temporal
             .wait_for_task(parent, WITHIN, |v| {
                 v.sub_tasks
@@ -388,6 +387,10 @@ async fn follows_beyond_the_follow_slots_wait_their_turn_and_never_starve_model_
                     .is_some_and(|r| r.state == TaskState::Working)
             })
             .await;
+        if parent == "t-first" {
+            peer.wait_for("the first follow's stream", |s| open_streams(s) == 1)
+                .await;
+        }
     }
     // Both stand-ins asked for a follow on the follow queue; its one slot holds one stream.
     let deadline = tokio::time::Instant::now() + WITHIN;
@@ -423,7 +426,9 @@ async fn follows_beyond_the_follow_slots_wait_their_turn_and_never_starve_model_
     assert_eq!(plain.state, TaskState::Completed, "{plain:#?}");
     assert_eq!(plain.last_answer.as_deref(), Some("Hello."));
 
-    // Cancelling the first parent frees the slot, and the waiting follow takes it.
+    // Cancelling the first parent frees the slot, and the waiting follow takes it. The follow
+    // learns of its cancel with its next heartbeat to the server, which the SDK sends at most
+    // every 12 s (0.8 × the 15 s heartbeat timeout).
     temporal
         .client
         .get_workflow_handle::<TaskWorkflow>("t-first")
@@ -435,7 +440,7 @@ async fn follows_beyond_the_follow_slots_wait_their_turn_and_never_starve_model_
         .await;
     assert_eq!(view.state, TaskState::Canceled, "{view:#?}");
     let opened_before = held["streams_opened"].as_u64().unwrap();
-    peer.wait_for("the second follow's stream", |s| {
+    peer.wait_for_within("the second follow's stream", Duration::from_secs(45), |s| {
         s["streams_opened"].as_u64().unwrap() > opened_before && open_streams(s) == 1
     })
     .await;
