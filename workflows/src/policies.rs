@@ -83,6 +83,13 @@ pub fn follow_task_queue(task_queue: &str) -> String {
     format!("{task_queue}-follow")
 }
 
+/// `options` with a one-line summary, which the Web UI shows on the activity in the history, so
+/// a reader can follow a task without opening each payload.
+pub fn summarized(mut options: ActivityOptions, summary: String) -> ActivityOptions {
+    options.summary = Some(summary);
+    options
+}
+
 fn once() -> RetryPolicy {
     RetryPolicy::builder().maximum_attempts(1).build()
 }

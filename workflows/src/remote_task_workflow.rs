@@ -180,6 +180,11 @@ impl RemoteTaskWorkflow {
         }
     }
 
+    /// `task <id> on <agent>`, for activity summaries.
+    fn about(&self) -> String {
+        format!("task {} on {}", self.last.remote_task_id, self.start.agent)
+    }
+
     fn task_in(&self, stand_in_id: &str) -> RemoteTaskIn {
         RemoteTaskIn {
             stand_in_id: stand_in_id.to_string(),
@@ -208,10 +213,14 @@ impl RemoteTaskWorkflow {
 
 async fn register_watch(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) -> RemoteWatch {
     let input = ctx.state(|s| s.task_in(ctx.workflow_id()));
+    let summary = format!(
+        "choose how to watch {}",
+        ctx.state(RemoteTaskWorkflow::about)
+    );
     ctx.execute_activity(
         BatonActivities::register_remote_push,
         input,
-        policies::short_call(),
+        policies::summarized(policies::short_call(), summary),
     )
     .await
     .unwrap_or(RemoteWatch {
@@ -264,11 +273,12 @@ async fn wait_for_push(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
 /// GetTask and apply what the agent says. A failed fetch keeps the last state (fail closed).
 async fn fetch_and_apply(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) -> Option<TaskState> {
     let input = ctx.state(|s| s.task_in(ctx.workflow_id()));
+    let summary = format!("read {}", ctx.state(RemoteTaskWorkflow::about));
     match ctx
         .execute_activity(
             BatonActivities::get_remote_task,
             input,
-            policies::short_call(),
+            policies::summarized(policies::short_call(), summary),
         )
         .await
     {
@@ -288,11 +298,12 @@ async fn follow_once(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
         task: s.task_in(ctx.workflow_id()),
         known: s.last.clone(),
     });
+    let summary = format!("follow {}", ctx.state(RemoteTaskWorkflow::about));
     match ctx
         .execute_activity(
             BatonActivities::follow_remote_task,
             input,
-            policies::follow_remote_task(ctx.task_queue()),
+            policies::summarized(policies::follow_remote_task(ctx.task_queue()), summary),
         )
         .await
     {
@@ -381,11 +392,12 @@ async fn cancel_remote(
 ) -> WorkflowResult<RemoteView> {
     let cleanup = WorkflowCancellationToken::new();
     let input = ctx.state(|s| s.task_in(ctx.workflow_id()));
+    let summary = format!("cancel {}", ctx.state(RemoteTaskWorkflow::about));
     let canceled = ctx
         .execute_activity(
             BatonActivities::cancel_remote_task,
             input,
-            policies::cleanup_call(&cleanup),
+            policies::summarized(policies::cleanup_call(&cleanup), summary),
         )
         .await;
     let mut mapped = ctx.state(RemoteTaskWorkflow::mapped);
@@ -428,10 +440,11 @@ async fn end(
             .cloned()
             .unwrap_or_else(WorkflowCancellationToken::new);
         // Best effort: a failure is logged by the activity and stays in its history event.
+        let summary = format!("stop pushes for {}", ctx.state(RemoteTaskWorkflow::about));
         ctx.execute_activity(
             BatonActivities::delete_remote_push,
             input,
-            policies::cleanup_call(&token),
+            policies::summarized(policies::cleanup_call(&token), summary),
         )
         .await
         .ok();

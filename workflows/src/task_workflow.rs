@@ -473,10 +473,11 @@ async fn deliver_pushes(ctx: &mut WorkflowContext<TaskWorkflow>) {
     let deliveries = ctx.state_mut(|s| std::mem::take(&mut s.outbox));
     let detached = WorkflowCancellationToken::new();
     for delivery in deliveries {
+        let summary = format!("push {} to webhook {}", delivery.state, delivery.config.id);
         ctx.execute_activity(
             BatonActivities::deliver_push,
             delivery,
-            policies::deliver_push(&detached),
+            policies::summarized(policies::deliver_push(&detached), summary),
         )
         .await
         .ok();
@@ -509,8 +510,10 @@ async fn model_turn(
         task_id: ctx.workflow_id().to_string(),
         ..request
     };
+    let summary = format!("model turn {}", ctx.state(|s| s.turns + 1));
+    let options = policies::summarized(policies::invoke_model(), summary);
     let outcome = select! {
-        out = ctx.execute_activity(BatonActivities::invoke_model, request, policies::invoke_model()) => Some(out),
+        out = ctx.execute_activity(BatonActivities::invoke_model, request, options) => Some(out),
         _ = ctx.wait_condition(|s: &TaskWorkflow| s.cancel_reason.is_some()) => None,
     };
     let turn = match outcome {
@@ -611,7 +614,10 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
         .execute_activity(
             BatonActivities::start_agent_task,
             brief,
-            policies::start_agent_task(),
+            policies::summarized(
+                policies::start_agent_task(),
+                format!("create sub-task {} on {}", request.name, request.agent),
+            ),
         )
         .await;
     let task = match created {
@@ -660,10 +666,14 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
                 remote_task_id: task.remote_task_id.clone(),
             };
             let cleanup = WorkflowCancellationToken::new();
+            let summary = format!(
+                "cancel unwatched task {} on {}",
+                orphan.remote_task_id, orphan.agent
+            );
             ctx.execute_activity(
                 BatonActivities::cancel_remote_task,
                 orphan,
-                policies::cleanup_call(&cleanup),
+                policies::summarized(policies::cleanup_call(&cleanup), summary),
             )
             .await
             .ok();

@@ -9,6 +9,7 @@ use baton_tests::PythonPeer;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
 use baton_tests::fake_model::{FakeModel, call, reply};
 use serde_json::{Value, json};
+use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 
 fn baton() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_baton"))
@@ -16,6 +17,23 @@ fn baton() -> &'static Path {
 
 fn system_message(request: &Value) -> &str {
     request["messages"][0]["content"].as_str().unwrap()
+}
+
+/// The Web UI summaries of the activities `workflow_id` scheduled, in order.
+async fn activity_summaries(temporal: &TestTemporal, workflow_id: &str) -> Vec<String> {
+    temporal
+        .history(workflow_id)
+        .await
+        .into_iter()
+        .filter(|event| {
+            matches!(
+                event.attributes,
+                Some(Attributes::ActivityTaskScheduledEventAttributes(_))
+            )
+        })
+        .filter_map(|event| event.user_metadata?.summary)
+        .map(|payload| serde_json::from_slice::<String>(&payload.data).unwrap())
+        .collect()
 }
 
 fn all_text(request: &Value) -> String {
@@ -105,6 +123,27 @@ async fn a_delegation_runs_to_completion_and_the_parent_reads_the_result() {
         })
         .await;
     assert_eq!(stats["tasks_created"], 1);
+    // A reader of the Web UI follows the delegation by the activities' summaries.
+    assert_eq!(
+        activity_summaries(&temporal, "t-happy").await,
+        [
+            "model turn 1",
+            "create sub-task balance on ledger",
+            "model turn 2",
+            "model turn 3"
+        ]
+    );
+    let stand_in = activity_summaries(&temporal, "t-happy.1").await;
+    assert_eq!(
+        stand_in.first().map(String::as_str),
+        Some(format!("choose how to watch task {remote_id} on ledger").as_str())
+    );
+    assert!(
+        stand_in[1..]
+            .iter()
+            .all(|s| *s == format!("follow task {remote_id} on ledger")),
+        "{stand_in:?}"
+    );
     let participants = stats["participants"].as_array().unwrap();
     assert!(
         !participants.is_empty() && participants.iter().all(|p| p == "front-desk"),
