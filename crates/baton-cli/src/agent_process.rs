@@ -26,12 +26,6 @@ use crate::shutdown::ShutdownSignals;
 /// How long running activities may take to finish after a shutdown is asked for.
 pub const GRACE: Duration = Duration::from_secs(10);
 
-/// Workflows kept in memory between their tasks. Most of a worker's memory is this cache, and a
-/// parked sub-task is two idle workflows: at the SDK's default of 1,000, parking 1,000 sub-tasks
-/// cost 70 MiB; at 100, 20 MiB, with no slower parking (docs/performance.md). An evicted
-/// workflow replays from history when it wakes, which costs a fetch and a few milliseconds.
-pub const WORKFLOW_CACHE: usize = 100;
-
 /// A way to ask a running worker to stop.
 type Stop = Box<dyn Fn()>;
 
@@ -57,7 +51,7 @@ impl AgentProcess {
             .register_workflow::<RemoteTaskWorkflow>()?
             .register_activities(activities)
             .graceful_shutdown_period(GRACE)
-            .max_cached_workflows(WORKFLOW_CACHE)
+            .max_cached_workflows(settings.temporal.workflow_cache)
             // After a worker dies, its cached workflows' next tasks move to another worker after
             // this long, instead of the default 10 s (a push waits for that answer).
             .sticky_queue_schedule_to_start_timeout(Duration::from_secs(3))

@@ -145,6 +145,7 @@ mod tests {
                     search_attributes: true,
                     api_key: None,
                     follow_slots: 1000,
+                    workflow_cache: 50,
                     embedded: EmbeddedTemporal {
                         binary: "temporal".into(),
                         database: Path::new(BASE_DIR).join(".baton/baton/temporal.sqlite"),
@@ -215,6 +216,7 @@ namespace = "desk.a1b2c"
 task_queue = "desk"
 tls = true
 follow_slots = 250
+workflow_cache = 200
 
 [temporal.embedded]
 binary = "tools/temporal"
@@ -286,6 +288,7 @@ timeout = "1m30s"
                     search_attributes: false,
                     api_key: Some(Secret::new("tk")),
                     follow_slots: 250,
+                    workflow_cache: 200,
                     embedded: EmbeddedTemporal {
                         binary: Path::new(BASE_DIR).join("tools/temporal"),
                         database: PathBuf::from("/var/lib/baton/temporal.sqlite"),

@@ -28,6 +28,10 @@ pub struct TemporalSettings {
     /// for as long as its task is parked, on the task queue `<task_queue>-follow`, which has
     /// this many activity slots of its own, so follows never starve model turns.
     pub follow_slots: usize,
+    /// Workflows a worker keeps in memory between their tasks. Most of a worker's memory is
+    /// this cache, and a parked sub-task is two idle workflows; an evicted workflow replays from
+    /// history when it wakes, which costs a fetch and a few milliseconds (docs/performance.md).
+    pub workflow_cache: usize,
     pub embedded: EmbeddedTemporal,
 }
 
@@ -60,7 +64,7 @@ impl fmt::Display for TemporalMode {
     }
 }
 
-const KEYS: [&str; 8] = [
+const KEYS: [&str; 9] = [
     "mode",
     "address",
     "namespace",
@@ -68,6 +72,7 @@ const KEYS: [&str; 8] = [
     "tls",
     "search_attributes",
     "follow_slots",
+    "workflow_cache",
     "embedded",
 ];
 const API_KEY_VARIABLES: [&str; 1] = ["TEMPORAL_API_KEY"];
@@ -75,6 +80,8 @@ const ADDRESS_EXAMPLE: &str = "my-namespace.a1b2c.tmprl.cloud:7233";
 const DEFAULT_NAMESPACE: &str = "default";
 const DEFAULT_FOLLOW_SLOTS: usize = 1000;
 const MAX_FOLLOW_SLOTS: i64 = 100_000;
+const DEFAULT_WORKFLOW_CACHE: usize = 50;
+const MAX_WORKFLOW_CACHE: i64 = 100_000;
 
 pub(crate) fn read(
     field: Field<'_>,
@@ -129,6 +136,8 @@ pub(crate) fn read(
             .unwrap_or(mode == TemporalMode::Embedded),
         follow_slots: read_follow_slots(&section.field("follow_slots"), errors)
             .unwrap_or(DEFAULT_FOLLOW_SLOTS),
+        workflow_cache: read_workflow_cache(&section.field("workflow_cache"), errors)
+            .unwrap_or(DEFAULT_WORKFLOW_CACHE),
         embedded: embedded_temporal::read(section.field("embedded"), agent_id, base_dir, errors),
     }
 }
@@ -139,6 +148,18 @@ fn read_follow_slots(field: &Field<'_>, errors: &mut Errors) -> Option<usize> {
         field.fail(
             errors,
             format!("must be between 1 and {MAX_FOLLOW_SLOTS} (got {value})"),
+        );
+        return None;
+    }
+    Some(value as usize)
+}
+
+fn read_workflow_cache(field: &Field<'_>, errors: &mut Errors) -> Option<usize> {
+    let value = field.integer("an integer like 50", errors)?;
+    if !(0..=MAX_WORKFLOW_CACHE).contains(&value) {
+        field.fail(
+            errors,
+            format!("must be between 0 (no cache) and {MAX_WORKFLOW_CACHE} (got {value})"),
         );
         return None;
     }
@@ -199,6 +220,31 @@ mod tests {
         assert!(!temporal.tls);
         assert_eq!(temporal.api_key, None);
         assert_eq!(temporal.follow_slots, 1000);
+        assert_eq!(temporal.workflow_cache, 50);
+    }
+
+    #[test]
+    fn workflow_cache_is_a_bounded_integer_and_zero_turns_it_off() {
+        for (value, expected) in [("0", 0), ("1000", 1000)] {
+            let temporal = parse(&format!("[temporal]\nworkflow_cache = {value}"))
+                .unwrap()
+                .temporal;
+            assert_eq!(temporal.workflow_cache, expected);
+        }
+        for (value, message) in [
+            ("-1", "must be between 0 (no cache) and 100000 (got -1)"),
+            (
+                "100001",
+                "must be between 0 (no cache) and 100000 (got 100001)",
+            ),
+            ("1.5", "must be an integer like 50 (got a float)"),
+        ] {
+            assert_only_error(
+                &format!("[temporal]\nworkflow_cache = {value}"),
+                "temporal.workflow_cache",
+                message,
+            );
+        }
     }
 
     #[test]
@@ -369,7 +415,7 @@ mod tests {
         assert_only_error(
             "[temporal]\nindexing = true",
             "temporal.indexing",
-            "unknown setting (allowed: mode, address, namespace, task_queue, tls, search_attributes, follow_slots, embedded)",
+            "unknown setting (allowed: mode, address, namespace, task_queue, tls, search_attributes, follow_slots, workflow_cache, embedded)",
         );
     }
 

@@ -82,8 +82,8 @@ pub struct DelegationArgs {
     /// Cold starts of `baton worker` to time against the running server; 0 skips them.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub cold_starts: usize,
-    /// Experiment: the worker's workflow cache size (default: `baton worker`'s, 100). Parked
-    /// memory is mostly this cache.
+    /// Experiment: the worker's workflow cache size (default: `temporal.workflow_cache`'s
+    /// default, 50). Parked memory is mostly this cache.
     #[arg(long, value_name = "N")]
     pub max_cached_workflows: Option<usize>,
     /// Print the figures as JSON on stdout instead of the text report.

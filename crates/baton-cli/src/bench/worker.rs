@@ -40,7 +40,7 @@ where
         .register_activities(activities)
         .register_activities(BenchActivities)
         .graceful_shutdown_period(crate::agent_process::GRACE)
-        .max_cached_workflows(max_cached_workflows.unwrap_or(crate::agent_process::WORKFLOW_CACHE))
+        .max_cached_workflows(max_cached_workflows.unwrap_or(settings.temporal.workflow_cache))
         // As `baton worker`: a dead worker's sticky tasks move on after 3 s, not 10.
         .sticky_queue_schedule_to_start_timeout(Duration::from_secs(3))
         .build();
