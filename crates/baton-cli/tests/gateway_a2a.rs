@@ -396,10 +396,49 @@ async fn a_gateway_restart_loses_nothing() {
     );
 }
 
+/// Every push a webhook received: its headers and body.
+type Received = std::sync::Arc<std::sync::Mutex<Vec<(axum::http::HeaderMap, Value)>>>;
+
+/// A webhook of the test's own on 127.0.0.1 that records what arrives; stopped on drop.
+struct Webhook {
+    url: String,
+    seen: Received,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Webhook {
+    async fn start() -> Webhook {
+        let seen = Received::default();
+        let app = axum::Router::new().route(
+            "/hook",
+            axum::routing::post({
+                let seen = seen.clone();
+                move |headers: axum::http::HeaderMap, axum::Json(body): axum::Json<Value>| {
+                    let seen = seen.clone();
+                    async move {
+                        seen.lock().unwrap().push((headers, body));
+                        axum::http::StatusCode::OK
+                    }
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let server = tokio::spawn(async move {
+            axum::serve(listener, app).await.ok();
+        });
+        Webhook { url, seen, server }
+    }
+}
+
+impl Drop for Webhook {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
 #[tokio::test]
 async fn push_configs_are_kept_with_the_task_and_changes_are_pushed_to_the_webhook() {
-    use std::sync::{Arc, Mutex};
-
     let temporal = TestTemporal::start().await;
     let model = FakeModel::start(replies(10)).await;
     let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
@@ -407,24 +446,8 @@ async fn push_configs_are_kept_with_the_task_and_changes_are_pushed_to_the_webho
     let url = config.base_url.clone().unwrap();
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
 
-    // A webhook of the test's own: it records what arrives.
-    let seen: Arc<Mutex<Vec<(axum::http::HeaderMap, Value)>>> = Arc::default();
-    let app = axum::Router::new().route(
-        "/hook",
-        axum::routing::post({
-            let seen = seen.clone();
-            move |headers: axum::http::HeaderMap, axum::Json(body): axum::Json<Value>| {
-                let seen = seen.clone();
-                async move {
-                    seen.lock().unwrap().push((headers, body));
-                    axum::http::StatusCode::OK
-                }
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
-    let server = tokio::spawn(async move { axum::serve(listener, app).await.ok() });
+    let webhook = Webhook::start().await;
+    let (seen, hook) = (webhook.seen.clone(), webhook.url.clone());
 
     for binding in ["JSONRPC", "HTTP+JSON"] {
         let alice = SdkClient::new(&url, binding, "alice");
@@ -526,36 +549,18 @@ async fn push_configs_are_kept_with_the_task_and_changes_are_pushed_to_the_webho
         );
         alice.call("cancel", &["--task-id", &task_id]).await.ok();
     }
-    server.abort();
 }
 
 #[tokio::test]
 async fn a_webhook_sent_with_the_first_message_hears_its_first_change() {
-    use std::sync::{Arc, Mutex};
-
     let temporal = TestTemporal::start().await;
     let model = FakeModel::start(replies(10)).await;
     let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
     config.allow_private_push_urls = true;
     let url = config.base_url.clone().unwrap();
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    let seen: Arc<Mutex<Vec<(axum::http::HeaderMap, Value)>>> = Arc::default();
-    let app = axum::Router::new().route(
-        "/hook",
-        axum::routing::post({
-            let seen = seen.clone();
-            move |headers: axum::http::HeaderMap, axum::Json(body): axum::Json<Value>| {
-                let seen = seen.clone();
-                async move {
-                    seen.lock().unwrap().push((headers, body));
-                    axum::http::StatusCode::OK
-                }
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
-    let server = tokio::spawn(async move { axum::serve(listener, app).await.ok() });
+    let webhook = Webhook::start().await;
+    let (seen, hook) = (webhook.seen.clone(), webhook.url.clone());
 
     for binding in ["JSONRPC", "HTTP+JSON"] {
         seen.lock().unwrap().clear();
@@ -612,7 +617,7 @@ async fn a_webhook_sent_with_the_first_message_hears_its_first_change() {
         );
         alice.call("cancel", &["--task-id", &task_id]).await.ok();
     }
-    server.abort();
+    drop(webhook);
 
     // An inline webhook that is refused refuses the message whole: no task, no model call.
     let before = model.requests().len();

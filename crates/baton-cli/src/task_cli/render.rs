@@ -1,7 +1,8 @@
 //! What `baton task` prints in text mode, from A2A tasks and events: pure, so it is tested
 //! without a gateway.
 
-use a2a::{Message, PartContent, Task, TaskState, TaskStatus};
+use a2a::{Message, Task, TaskState, TaskStatus};
+use baton_a2a::snapshot::message_text;
 use baton_proto::SubTaskRow;
 use serde_json::Value;
 
@@ -33,17 +34,9 @@ pub fn state_name(state: &TaskState) -> String {
     wire.trim_start_matches("TASK_STATE_").to_string()
 }
 
-/// The text parts of a message, joined.
+/// The text parts of a message, joined; empty when there are none.
 pub fn text_of(message: &Message) -> String {
-    message
-        .parts
-        .iter()
-        .filter_map(|part| match &part.content {
-            PartContent::Text(text) => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    message_text(message).unwrap_or_default()
 }
 
 /// One line for a state change: `WORKING`, `INPUT_REQUIRED (awaiting-next-message): text`.
