@@ -22,6 +22,8 @@ const STOP_GRACE: Duration = Duration::from_secs(10);
 /// internal services itself, and another process can take one before it binds it
 /// (temporalio/cli#550); it then exits with "address already in use", and a new start succeeds.
 const START_ATTEMPTS: u32 = 3;
+/// How the dev server's log says a port it wanted was taken.
+const PORT_TAKEN: &str = "address already in use";
 
 /// Dev-server settings that cut the per-step latency: its one history shard otherwise reads
 /// transfer tasks 20 times a second, which adds ~50 ms to every workflow step
@@ -65,7 +67,7 @@ pub enum EmbeddedError {
 
 impl EmbeddedError {
     fn lost_a_port_race(&self) -> bool {
-        matches!(self, EmbeddedError::ExitedEarly { tail, .. } if tail.contains("address already in use"))
+        matches!(self, EmbeddedError::ExitedEarly { tail, .. } if tail.contains(PORT_TAKEN))
     }
 }
 
@@ -340,9 +342,16 @@ fn log_tail(log: &Path) -> String {
     let mut tail = Vec::new();
     file.read_to_end(&mut tail).ok();
     let tail = String::from_utf8_lossy(&tail);
-    let cause = String::from_utf8_lossy(&head)
+    // A lost port race may be logged before the panic it causes (temporalio/cli#543): that
+    // line says the most, so it comes first.
+    let head = String::from_utf8_lossy(&head);
+    let cause = head
         .lines()
-        .find(|line| line.starts_with("panic:") || line.starts_with("Error:"))
+        .find(|line| line.contains(PORT_TAKEN))
+        .or_else(|| {
+            head.lines()
+                .find(|line| line.starts_with("panic:") || line.starts_with("Error:"))
+        })
         .map(str::to_string);
     match cause {
         Some(cause) => format!("{cause}\n[…]\n{tail}"),
@@ -373,6 +382,29 @@ mod tests {
         );
         assert!(tail.ends_with("some/frame.go:1 +0x1\n"), "{tail}");
         assert!(tail.len() < 2200, "{}", tail.len());
+        let error = EmbeddedError::ExitedEarly {
+            status: ExitStatus::default(),
+            log,
+            tail,
+        };
+        assert!(error.lost_a_port_race());
+    }
+
+    #[test]
+    fn a_port_taken_before_the_panic_leads_the_tail_and_is_retried() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("temporal.log");
+        let stacks = "goroutine 1 [running]:\n\tsome/frame.go:1 +0x1\n".repeat(200);
+        std::fs::write(
+            &log,
+            format!(
+                "{{\"level\":\"fatal\",\"msg\":\"listen tcp 127.0.0.1:7235: bind: address already in use\"}}\n\
+                 panic: runtime error: invalid memory address or nil pointer dereference\n{stacks}"
+            ),
+        )
+        .unwrap();
+        let tail = log_tail(&log);
+        assert!(tail.starts_with("{\"level\":\"fatal\""), "{tail}");
         let error = EmbeddedError::ExitedEarly {
             status: ExitStatus::default(),
             log,
