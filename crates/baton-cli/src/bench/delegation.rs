@@ -132,19 +132,9 @@ pub async fn run(args: DelegationArgs) -> anyhow::Result<ExitCode> {
 
     let peer = PeerProcess::start().await?;
     let model = Arc::new(BenchModel::start().await?);
-    let temporal_settings = Settings::parse(
-        &embedded_toml(dir.path(), args.temporal_binary.as_deref())?,
-        dir.path(),
-        &|_| None,
-    )?;
-    eprintln!("bench: starting the embedded Temporal dev server…");
     let server_started = Instant::now();
-    let (server, connection) = EmbeddedServer::start(&temporal_settings.temporal)
-        .await
-        .context("starting the embedded Temporal server")?;
+    let (server, client) = start_dev_server(dir.path(), args.temporal_binary.as_deref()).await?;
     let server_start = server_started.elapsed();
-    let client = Client::new(connection, ClientOptions::new("default").build())
-        .context("creating the Temporal client")?;
     let push_port = free_port()?;
     let settings = Settings::parse(
         &worker_toml(
@@ -834,8 +824,23 @@ async fn settle(bench: &Bench) {
     }
 }
 
+/// The bench's own dev server, in `dir` on free ports, and a client of its default namespace.
+pub(super) async fn start_dev_server(
+    dir: &Path,
+    binary: Option<&Path>,
+) -> anyhow::Result<(EmbeddedServer, Client)> {
+    let settings = Settings::parse(&embedded_toml(dir, binary)?, dir, &|_| None)?;
+    progress("starting the embedded Temporal dev server…");
+    let (server, connection) = EmbeddedServer::start(&settings.temporal)
+        .await
+        .context("starting the embedded Temporal server")?;
+    let client = Client::new(connection, ClientOptions::new("default").build())
+        .context("creating the Temporal client")?;
+    Ok((server, client))
+}
+
 /// `[temporal.embedded]` for the bench's own dev server, in `dir`, on free ports.
-pub(super) fn embedded_toml(dir: &Path, binary: Option<&Path>) -> anyhow::Result<String> {
+fn embedded_toml(dir: &Path, binary: Option<&Path>) -> anyhow::Result<String> {
     let mut toml = String::from("[agent]\nid = \"bench\"\n[temporal.embedded]\n");
     if let Some(binary) = binary {
         // A relative path would be resolved against the temporary directory: make it absolute.

@@ -18,16 +18,14 @@ use baton_config::Settings;
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
-use temporalio_client::{Client, ClientOptions};
 use tokio::process::Command;
 
 use super::child::ChildProcess;
-use super::delegation::{embedded_toml, free_port, progress};
+use super::delegation::{free_port, progress, start_dev_server};
 use super::measure::{Latency, load_average, round};
 use super::model::{BenchModel, DIRECT_MARKER};
 use super::report::Machine;
 use super::worker::with_worker;
-use crate::temporal::EmbeddedServer;
 
 /// The baseline server, written to the bench's temporary directory and run with `--python`.
 const PYTHON_AGENT: &str = include_str!("a2a_sdk_agent.py");
@@ -227,17 +225,7 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
         .context("is a2a-sdk installed? run `bash scripts/setup.sh` or pass --python")?;
 
     let model = BenchModel::start().await?;
-    let temporal = Settings::parse(
-        &embedded_toml(dir.path(), args.temporal_binary.as_deref())?,
-        dir.path(),
-        &|_| None,
-    )?;
-    progress("starting the embedded Temporal dev server…");
-    let (server, connection) = EmbeddedServer::start(&temporal.temporal)
-        .await
-        .context("starting the embedded Temporal server")?;
-    let client = Client::new(connection, ClientOptions::new("default").build())
-        .context("creating the Temporal client")?;
+    let (server, client) = start_dev_server(dir.path(), args.temporal_binary.as_deref()).await?;
     let gateway_port = free_port()?;
     let settings = Settings::parse(
         &worker_toml(server.address(), &model.base_url(), gateway_port),

@@ -363,6 +363,14 @@ fn log_tail(log: &Path) -> String {
 mod tests {
     use super::*;
 
+    fn exited_early(log: PathBuf, tail: String) -> EmbeddedError {
+        EmbeddedError::ExitedEarly {
+            status: ExitStatus::default(),
+            log,
+            tail,
+        }
+    }
+
     #[test]
     fn the_log_tail_leads_with_the_cause_of_a_panic_further_up() {
         let dir = tempfile::tempdir().unwrap();
@@ -382,11 +390,7 @@ mod tests {
         );
         assert!(tail.ends_with("some/frame.go:1 +0x1\n"), "{tail}");
         assert!(tail.len() < 2200, "{}", tail.len());
-        let error = EmbeddedError::ExitedEarly {
-            status: ExitStatus::default(),
-            log,
-            tail,
-        };
+        let error = exited_early(log, tail);
         assert!(error.lost_a_port_race());
     }
 
@@ -405,11 +409,7 @@ mod tests {
         .unwrap();
         let tail = log_tail(&log);
         assert!(tail.starts_with("{\"level\":\"fatal\""), "{tail}");
-        let error = EmbeddedError::ExitedEarly {
-            status: ExitStatus::default(),
-            log,
-            tail,
-        };
+        let error = exited_early(log, tail);
         assert!(error.lost_a_port_race());
     }
 
@@ -420,11 +420,7 @@ mod tests {
         std::fs::write(&log, "Error: unable to open database file\n").unwrap();
         let tail = log_tail(&log);
         assert_eq!(tail, "Error: unable to open database file\n");
-        let error = EmbeddedError::ExitedEarly {
-            status: ExitStatus::default(),
-            log,
-            tail,
-        };
+        let error = exited_early(log, tail);
         assert!(!error.lost_a_port_race());
     }
 
