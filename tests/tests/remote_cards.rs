@@ -152,6 +152,30 @@ async fn an_optional_unknown_extension_is_accepted() {
 }
 
 #[tokio::test]
+async fn a_pinned_version_accepts_that_version_and_refuses_another_before_any_call() {
+    let server = server_with(|_| {}).await;
+    let mut pinned = spec(&server.url());
+    pinned.version = Some("1.0.0".into());
+    let http = reqwest::Client::new();
+    RemoteAgent::connect(&pinned, "front-desk", &http, CardLimits::default())
+        .await
+        .unwrap();
+
+    pinned.version = Some("2.0.0".into());
+    let error = RemoteAgent::connect(&pinned, "front-desk", &http, CardLimits::default())
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(error.code(), "a2a.card_version_mismatch");
+    assert!(error.to_string().contains("\"2.0.0\""), "{error}");
+    let paths: Vec<String> = server.requests().into_iter().map(|r| r.path).collect();
+    assert!(
+        paths.iter().all(|p| p == "/.well-known/agent-card.json"),
+        "{paths:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_0_3_only_card_is_refused() {
     let server = server_with(|c| {
         let object = c.as_object_mut().unwrap();

@@ -69,6 +69,23 @@ pub fn validate_built_card(agent: &str, card: &AgentCard) -> Result<ValidatedCar
     validate_card(agent, "(built in-process)", &raw)
 }
 
+/// Refuses a card whose `version` is not the one `agents[].version` pins, when it pins one: the
+/// operator vetted that version of the agent, not whatever it has become since.
+pub fn check_pinned_version(
+    agent: &str,
+    pinned: Option<&str>,
+    card: &AgentCard,
+) -> Result<(), AgentError> {
+    match pinned {
+        Some(pinned) if pinned != card.version => Err(AgentError::VersionMismatch {
+            agent: agent.to_string(),
+            pinned: pinned.to_string(),
+            found: card.version.clone(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 fn refuse_security(
     agent: &str,
     card: &serde_json::Map<String, Value>,
@@ -325,5 +342,23 @@ mod tests {
         let raw = json!({"supportedInterfaces": []});
         assert_eq!(refusal(&raw).code(), "a2a.card_invalid");
         assert_eq!(refusal(&json!([1, 2])).code(), "a2a.card_invalid");
+    }
+
+    #[test]
+    fn a_pinned_version_must_be_the_cards_exactly() {
+        let valid = validate_card("ledger", "http://x", &card()).unwrap();
+        assert!(check_pinned_version("ledger", None, &valid.card).is_ok());
+        assert!(check_pinned_version("ledger", Some("1.0.0"), &valid.card).is_ok());
+        for pinned in ["1.0.1", "1.0", "v1.0.0", "1.0.0 "] {
+            let error = check_pinned_version("ledger", Some(pinned), &valid.card).unwrap_err();
+            assert_eq!(error.code(), "a2a.card_version_mismatch");
+            assert_eq!(error.agent(), "ledger");
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "agent ledger: the card says version \"1.0.0\", but agents[].version pins {pinned:?}"
+                )
+            );
+        }
     }
 }

@@ -34,6 +34,12 @@ pub enum AgentError {
     },
     #[error("agent {agent}: {reason}")]
     NoCompatibleInterface { agent: String, reason: String },
+    #[error("agent {agent}: the card says version {found:?}, but agents[].version pins {pinned:?}")]
+    VersionMismatch {
+        agent: String,
+        pinned: String,
+        found: String,
+    },
     #[error("agent {agent}: {method} failed: {source}")]
     Call {
         agent: String,
@@ -50,6 +56,7 @@ impl AgentError {
             AgentError::CardUnavailable { .. } => "a2a.card_unavailable",
             AgentError::CardInvalid { .. } => "a2a.card_invalid",
             AgentError::NoCompatibleInterface { .. } => "a2a.no_compatible_interface",
+            AgentError::VersionMismatch { .. } => "a2a.card_version_mismatch",
             AgentError::Call { .. } => "a2a.call_failed",
         }
     }
@@ -60,6 +67,7 @@ impl AgentError {
             AgentError::CardUnavailable { agent, .. }
             | AgentError::CardInvalid { agent, .. }
             | AgentError::NoCompatibleInterface { agent, .. }
+            | AgentError::VersionMismatch { agent, .. }
             | AgentError::Call { agent, .. } => agent,
         }
     }

@@ -15,7 +15,9 @@ use url::Url;
 
 use crate::AgentError;
 use crate::card_fetch::{CardLimits, card_url, fetch_card};
-use crate::card_validation::{ValidatedCard, validate_built_card, validate_card};
+use crate::card_validation::{
+    ValidatedCard, check_pinned_version, validate_built_card, validate_card,
+};
 use crate::extensions::{PARTICIPANT_HEADER, TASK_EXTENSION};
 
 /// How a stand-in hears about a parked remote task between turns.
@@ -92,6 +94,7 @@ impl RemoteAgent {
         participant: &str,
         http: &reqwest::Client,
     ) -> Result<RemoteAgent, AgentError> {
+        check_pinned_version(&spec.id, spec.version.as_deref(), &card.card)?;
         let headers = CallHeaders {
             participant: participant.to_string(),
             extensions: (!card.extensions.is_empty()).then(|| card.extensions.join(", ")),
