@@ -83,6 +83,7 @@ async fn one_subscription(
     known: &RemoteSnapshot,
 ) -> Result<Option<RemoteSnapshot>, AgentError> {
     let mut stream = agent.subscribe(task_id).await?;
+    let _open = baton_metrics::global().follow_stream_opened(agent.id());
     let mut baseline: Option<DateTime<Utc>> = None;
     let mut current: Option<RemoteSnapshot> = None;
     while let Some(event) = stream.next().await {

@@ -178,7 +178,14 @@ impl BatonActivities {
             &self.registry,
             input,
         );
-        heartbeating(&ctx, turn).await?
+        let turn = heartbeating(&ctx, turn).await?;
+        let metrics = baton_metrics::global();
+        let task_queue = &ctx.info().task_queue;
+        match &turn {
+            Ok(out) => metrics.model_turn_answered(task_queue, out.input_tokens, out.output_tokens),
+            Err(_) => metrics.model_turn_failed(task_queue),
+        }
+        turn
     }
 }
 

@@ -199,6 +199,8 @@ pub struct WorkerConfig {
     pub server_extra: Vec<String>,
     /// More `[temporal]` lines, like `follow_slots = 1`.
     pub temporal_extra: Vec<String>,
+    /// `metrics.bind`, like `127.0.0.1:9464`.
+    pub metrics_bind: Option<String>,
 }
 
 impl WorkerConfig {
@@ -213,7 +215,21 @@ impl WorkerConfig {
             allow_private_push_urls: false,
             server_extra: Vec::new(),
             temporal_extra: Vec::new(),
+            metrics_bind: None,
         }
+    }
+
+    /// Serves metrics on a free port; [`WorkerConfig::metrics_url`] says where.
+    pub fn with_metrics(mut self) -> Self {
+        self.metrics_bind = Some(format!("127.0.0.1:{}", free_port()));
+        self
+    }
+
+    /// `http://<metrics.bind>/metrics`, when metrics are served.
+    pub fn metrics_url(&self) -> Option<String> {
+        self.metrics_bind
+            .as_ref()
+            .map(|bind| format!("http://{bind}/metrics"))
     }
 
     /// Adds `agents = [{ id, url, <extra> }]`, e.g. extra `updates = "follow"`.
@@ -249,8 +265,11 @@ impl WorkerConfig {
             }
             None => String::new(),
         };
+        let metrics = self.metrics_bind.as_ref().map_or_else(String::new, |bind| {
+            format!("[metrics]\nbind = \"{bind}\"\n")
+        });
         format!(
-            "agents = [{}]\n[agent]\nid = \"{}\"\n{server}[temporal]\nmode = \"remote\"\naddress = \"{}\"\ntls = false\nsearch_attributes = true\ntask_queue = \"{}\"\n{}[model]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout = \"10s\"\n",
+            "agents = [{}]\n[agent]\nid = \"{}\"\n{server}{metrics}[temporal]\nmode = \"remote\"\naddress = \"{}\"\ntls = false\nsearch_attributes = true\ntask_queue = \"{}\"\n{}[model]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout = \"10s\"\n",
             self.agents.join(", "),
             self.agent_id,
             self.temporal_address,

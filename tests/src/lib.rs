@@ -4,6 +4,7 @@
 mod card_server;
 pub mod engine;
 pub mod fake_model;
+pub mod metrics;
 mod python_peer;
 pub mod sdk_client;
 

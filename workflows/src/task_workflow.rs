@@ -30,6 +30,7 @@ use temporalio_sdk::{
 use temporalio_workflow::{WaitConditionOptions, WorkflowCancellationToken, select};
 
 use crate::RemoteTaskWorkflow;
+use crate::delegation_metrics;
 use crate::event_log::EventLog;
 use crate::policies;
 use crate::search_attributes::{A2A_CONTEXT_ID, A2A_TASK_STATE};
@@ -193,6 +194,12 @@ impl TaskWorkflow {
             self.pending_notes.push(note);
         }
         let after = self.row(&done.workflow_id);
+        delegation_metrics::resolved(
+            ctx.is_replaying(),
+            ctx.task_queue(),
+            before.as_ref(),
+            after.as_ref(),
+        );
         if let Some(row) = after.filter(|row| Some(row) != before.as_ref()) {
             self.log
                 .push(ctx.workflow_time(), TaskEvent::SubTask { row });
@@ -610,6 +617,7 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
         };
         (stand_in_id, brief)
     });
+    delegation_metrics::started(ctx.is_replaying(), ctx.task_queue(), &request.agent);
     let created = ctx
         .execute_activity(
             BatonActivities::start_agent_task,
@@ -695,7 +703,8 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
 /// Applies what the parent learned of a child, as a `child_done` would.
 fn record_change(ctx: &WorkflowContext<TaskWorkflow>, stand_in_id: &str, seen: &RemoteSnapshot) {
     let now = ctx.workflow_time();
-    ctx.state_mut(|s| {
+    let (before, after) = ctx.state_mut(|s| {
+        let before = s.row(stand_in_id);
         let done = ChildDone {
             workflow_id: stand_in_id.to_string(),
             remote_task_id: seen.remote_task_id.clone(),
@@ -706,28 +715,44 @@ fn record_change(ctx: &WorkflowContext<TaskWorkflow>, stand_in_id: &str, seen: &
         if let Some(note) = apply_child_done(&mut s.sub_tasks, &done) {
             s.pending_notes.push(note);
         }
-        if let Some(row) = s.sub_tasks.iter().find(|r| r.workflow_id == stand_in_id) {
+        let after = s.row(stand_in_id);
+        if let Some(row) = &after {
             s.log.push(now, TaskEvent::SubTask { row: row.clone() });
         }
+        (before, after)
     });
+    delegation_metrics::resolved(
+        ctx.is_replaying(),
+        ctx.task_queue(),
+        before.as_ref(),
+        after.as_ref(),
+    );
 }
 
 fn creation_failed(ctx: &WorkflowContext<TaskWorkflow>, stand_in_id: &str, reason: &str) -> String {
     let now = ctx.workflow_time();
-    ctx.state_mut(|s| {
+    let (before, after, note) = ctx.state_mut(|s| {
         let row = s
             .sub_tasks
             .iter_mut()
             .find(|r| r.workflow_id == stand_in_id)
             .expect("the row was pushed before the creation");
+        let before = row.clone();
         row.state = TaskState::Failed;
         row.summary = Some(reason.to_string());
         row.resolved = true;
         let note = creation_failed_note(row, reason);
         let row = row.clone();
-        s.log.push(now, TaskEvent::SubTask { row });
-        note
-    })
+        s.log.push(now, TaskEvent::SubTask { row: row.clone() });
+        (before, row, note)
+    });
+    delegation_metrics::resolved(
+        ctx.is_replaying(),
+        ctx.task_queue(),
+        Some(&before),
+        Some(&after),
+    );
+    note
 }
 
 /// Cancels every open stand-in (each cancels its remote task with CancelTask), waits for them to

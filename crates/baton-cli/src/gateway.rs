@@ -13,6 +13,7 @@ use baton_core::agent_card::{agent_card, public_url};
 use baton_gateway::{GatewayConfig, Limits, TemporalHandler, gateway_routes};
 use temporalio_client::{Client, ClientOptions};
 
+use crate::metrics;
 use crate::shutdown::ShutdownSignals;
 use crate::temporal::connect;
 
@@ -34,6 +35,7 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
         connection,
         ClientOptions::new(settings.temporal.namespace.clone()).build(),
     )?;
+    let _metrics = metrics::serve(settings.metrics.bind)?;
     let app = routes(&settings, client);
     let signals = ShutdownSignals::install().context("installing the signal handlers")?;
     let listener = tokio::net::TcpListener::bind(settings.server.bind)

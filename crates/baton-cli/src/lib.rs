@@ -6,6 +6,7 @@ pub mod bench;
 pub mod gateway;
 pub mod http_server;
 pub mod logging;
+pub mod metrics;
 pub mod open_files;
 pub mod shutdown;
 pub mod task_cli;

@@ -10,9 +10,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use baton_config::{Settings, TemporalMode};
-use temporalio_sdk::Runtime;
 
 use crate::agent_process::{AgentProcess, raise_open_file_limit, run_until_stopped};
+use crate::metrics::{self, source_of};
 use crate::shutdown::ShutdownSignals;
 use crate::temporal_client::TemporalSession;
 
@@ -31,8 +31,9 @@ pub async fn run(configs: &[PathBuf]) -> anyhow::Result<ExitCode> {
 }
 
 /// Refuses configs that cannot share a process: the same agent id twice, the same task queue
-/// twice on one Temporal, or two gateways on one address.
+/// twice on one Temporal, two gateways on one address, or two metrics endpoints.
 fn check_together(all: &[Settings]) -> anyhow::Result<()> {
+    metrics::bind_of(all)?;
     let mut ids = BTreeMap::new();
     let mut queues = BTreeMap::new();
     let mut binds = BTreeMap::new();
@@ -59,13 +60,6 @@ fn check_together(all: &[Settings]) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-fn source_of(settings: &Settings) -> String {
-    settings
-        .source
-        .as_ref()
-        .map_or_else(|| "(no file)".to_string(), |p| p.display().to_string())
 }
 
 /// Which Temporal a config uses: all embedded configs share one server.
@@ -110,8 +104,8 @@ async fn serve(
 ) -> anyhow::Result<()> {
     let follow_slots = all.iter().map(|s| s.temporal.follow_slots).sum();
     raise_open_file_limit(follow_slots);
-    let runtime =
-        Runtime::from_current_tokio(Default::default()).context("starting the Temporal runtime")?;
+    let endpoint = metrics::serve(metrics::bind_of(all)?)?;
+    let runtime = metrics::temporal_runtime(endpoint.as_ref())?;
     let mut agents = Vec::new();
     for (index, settings) in all.iter().enumerate() {
         let others: Vec<&Settings> = all

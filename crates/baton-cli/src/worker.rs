@@ -9,9 +9,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use baton_config::Settings;
-use temporalio_sdk::Runtime;
 
 use crate::agent_process::{AgentProcess, raise_open_file_limit, run_until_stopped};
+use crate::metrics;
 use crate::shutdown::ShutdownSignals;
 use crate::temporal_client::TemporalSession;
 
@@ -25,8 +25,8 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
 
 async fn serve(settings: &Settings, session: &TemporalSession) -> anyhow::Result<()> {
     raise_open_file_limit(settings.temporal.follow_slots);
-    let runtime =
-        Runtime::from_current_tokio(Default::default()).context("starting the Temporal runtime")?;
+    let endpoint = metrics::serve(settings.metrics.bind)?;
+    let runtime = metrics::temporal_runtime(endpoint.as_ref())?;
     let agent = AgentProcess::start(settings, &session.client, &runtime, &[]).await?;
     let signals = ShutdownSignals::install().context("installing the signal handlers")?;
     let task_queue = &settings.temporal.task_queue;

@@ -13,9 +13,16 @@ fn deploy() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy")
 }
 
+/// Parses `text` as `baton` loads it; every shipped config serves metrics on 9464, where the
+/// manifests' annotations and the compose file's Prometheus look for them.
 fn parses(text: &str, what: &str) {
-    if let Err(error) = Settings::parse(text, Path::new("/etc/baton"), &|_| None) {
-        panic!("{what} is not a valid baton.toml:\n{error}");
+    match Settings::parse(text, Path::new("/etc/baton"), &|_| None) {
+        Ok(settings) => assert_eq!(
+            settings.metrics.bind.map(|bind| bind.port()),
+            Some(9464),
+            "{what}: metrics.bind"
+        ),
+        Err(error) => panic!("{what} is not a valid baton.toml:\n{error}"),
     }
 }
 
@@ -91,6 +98,17 @@ for name, service in services.items():
 baton = [n for n, s in services.items() if s.get("image") == "baton:local"]
 if len(baton) < 3:
     problems.append(f"expected a worker, a gateway and an example agent on baton:local, got {baton}")
+prometheus = yaml.safe_load(open(os.path.join(here, "compose", "prometheus.yml")))
+scraped = {target.split(":")[0]: target.split(":")[1]
+           for job in prometheus["scrape_configs"]
+           for config in job["static_configs"]
+           for target in config["targets"]}
+for name in baton:
+    if scraped.get(name) != "9464":
+        problems.append(f"prometheus does not scrape {name}:9464 (it scrapes {scraped})")
+for name in scraped:
+    if name not in services:
+        problems.append(f"prometheus scrapes unknown service {name}")
 print("\n".join(problems))
 sys.exit(1 if problems else 0)
 "#;

@@ -8,6 +8,7 @@ use baton_proto::TaskState;
 use baton_tests::PythonPeer;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
 use baton_tests::fake_model::{FakeModel, call, reply};
+use baton_tests::metrics::{sample, scrape};
 use serde_json::{Value, json};
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 
@@ -149,4 +150,52 @@ async fn a_delegation_runs_to_completion_and_the_parent_reads_the_result() {
         !participants.is_empty() && participants.iter().all(|p| p == "front-desk"),
         "{stats}"
     );
+}
+
+#[tokio::test]
+async fn each_delegation_is_counted_once_though_every_workflow_task_replays() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "work", "--work-seconds", "1"]).await;
+    let model = FakeModel::start(vec![
+        call(
+            "spawn_subtask",
+            json!({"name": "balance", "goal": "g", "agent": "ledger"}),
+        ),
+        reply("Waiting on the ledger."),
+        reply("Done."),
+    ])
+    .await;
+    let mut config = WorkerConfig::new(&temporal, &model.base_url())
+        .agent("ledger", &peer.url(), "")
+        .with_metrics();
+    // No cache: each workflow task replays the workflow's whole history first.
+    config.temporal_extra.push("workflow_cache = 0".into());
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-replay", task_input("n", "g"))
+        .await;
+    let view = temporal
+        .wait_for_task("t-replay", Duration::from_secs(60), |v| {
+            v.state.is_terminal()
+        })
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+
+    let text = scrape(&config.metrics_url().unwrap()).await;
+    let queue = config.task_queue.as_str();
+    let replays = text
+        .lines()
+        .filter(|line| {
+            line.starts_with("temporal_workflow_task_replay_latency_count{")
+                && line.contains(&format!("task_queue=\"{queue}\""))
+        })
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>();
+    assert!(replays >= 3.0, "the workflows replayed: {text}");
+    let labels = [("agent", "ledger"), ("task_queue", queue)];
+    let started = "baton_delegations_started_total";
+    assert_eq!(sample(&text, started, &labels), Some(1.0), "{text}");
+    let completed = [labels[0], labels[1], ("outcome", "completed")];
+    let finished = "baton_delegations_finished_total";
+    assert_eq!(sample(&text, finished, &completed), Some(1.0), "{text}");
 }

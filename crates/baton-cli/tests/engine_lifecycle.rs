@@ -3,12 +3,13 @@
 //! follow queue's slots, and a graceful stop.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use baton_proto::{TaskEvent, TaskState};
 use baton_tests::PythonPeer;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
 use baton_tests::fake_model::{FakeModel, call, reply};
+use baton_tests::metrics::{sample, scrape};
 use baton_workflows::TaskWorkflow;
 use futures::StreamExt;
 use serde_json::json;
@@ -51,11 +52,10 @@ async fn cancelling_the_parent_cancels_each_open_child_over_a2a() {
         let temporal = TestTemporal::start().await;
         let peer = PythonPeer::start(&["--behaviour", "hang"]).await;
         let model = FakeModel::start(delegate_then(&["Waiting on the ledger."])).await;
-        let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-            "ledger",
-            &peer.url(),
-            "follow_interval = \"1s\"",
-        );
+        let config = WorkerConfig::new(&temporal, &model.base_url())
+            .agent("ledger", &peer.url(), "follow_interval = \"1s\"")
+            .with_metrics();
+        let metrics_url = config.metrics_url().unwrap();
         let _worker = WorkerProcess::start(baton(), &config.render()).await;
         temporal
             .start_task(&config.task_queue, "t-cancel", task_input("n", "g"))
@@ -69,6 +69,16 @@ async fn cancelling_the_parent_cancels_each_open_child_over_a2a() {
             })
             .await;
         let remote_id = waiting.sub_tasks[0].remote_task_id.clone().unwrap();
+        let open = [("agent", "ledger")];
+        let streams = "baton_follow_streams_open";
+        let deadline = Instant::now() + WITHIN;
+        while sample(&scrape(&metrics_url).await, streams, &open) != Some(1.0) {
+            assert!(
+                Instant::now() < deadline,
+                "the follow stream never showed open"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
 
         let parent = temporal
             .client
@@ -115,6 +125,15 @@ async fn cancelling_the_parent_cancels_each_open_child_over_a2a() {
             statuses(&temporal, "t-cancel.1").await,
             [WorkflowExecutionStatus::Canceled]
         );
+        let text = scrape(&metrics_url).await;
+        assert_eq!(sample(&text, streams, &open), Some(0.0), "{text}");
+        let canceled = [
+            ("agent", "ledger"),
+            ("outcome", "canceled"),
+            ("task_queue", config.task_queue.as_str()),
+        ];
+        let finished = "baton_delegations_finished_total";
+        assert_eq!(sample(&text, finished, &canceled), Some(1.0), "{text}");
     }
 }
 

@@ -9,6 +9,7 @@ use baton_proto::TaskState;
 use baton_tests::PythonPeer;
 use baton_tests::engine::{A2aProxy, TestTemporal, WorkerConfig, WorkerProcess, task_input};
 use baton_tests::fake_model::{FakeModel, Scripted, call, reply};
+use baton_tests::metrics::{sample, scrape};
 use serde_json::{Value, json};
 
 fn baton() -> &'static Path {
@@ -82,7 +83,9 @@ async fn a_creation_that_fails_is_resolved_at_once_and_never_left_stuck() {
         reply("The ledger is down."),
     ])
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent("ledger", &peer.url(), "");
+    let config = WorkerConfig::new(&temporal, &model.base_url())
+        .agent("ledger", &peer.url(), "")
+        .with_metrics();
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
     peer.kill(); // registered at startup, gone when the delegation comes
     temporal
@@ -101,6 +104,16 @@ async fn a_creation_that_fails_is_resolved_at_once_and_never_left_stuck() {
         second.contains("Sub-task balance on ledger could not be created"),
         "{second}"
     );
+    let text = scrape(&config.metrics_url().unwrap()).await;
+    let labels = [
+        ("agent", "ledger"),
+        ("task_queue", config.task_queue.as_str()),
+    ];
+    let started = "baton_delegations_started_total";
+    assert_eq!(sample(&text, started, &labels), Some(1.0), "{text}");
+    let failed = [labels[0], labels[1], ("outcome", "failed")];
+    let finished = "baton_delegations_finished_total";
+    assert_eq!(sample(&text, finished, &failed), Some(1.0), "{text}");
 }
 
 #[tokio::test]
@@ -270,7 +283,7 @@ async fn the_model_is_retried_on_429_and_a_400_fails_the_task_with_its_message()
         reply("Done after a retry."),
     ])
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url());
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_metrics();
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
     temporal
         .start_task(&config.task_queue, "t-429", task_input("n", "g"))
@@ -299,6 +312,27 @@ async fn the_model_is_retried_on_429_and_a_400_fails_the_task_with_its_message()
     // One worker, two tasks: the static prefix is byte-identical on every turn of both.
     let prefix = &requests[0]["messages"][0];
     assert!(requests.iter().all(|r| &r["messages"][0] == prefix));
+
+    // Each call is a model turn in the metrics: the 429 and the 400 failed, one answered with
+    // the tokens the model reported ("Done after a retry." is 19 bytes, 4 tokens to the fake).
+    let text = scrape(&config.metrics_url().unwrap()).await;
+    let queue = ("task_queue", config.task_queue.as_str());
+    let turns = "baton_model_turns_total";
+    assert_eq!(
+        sample(&text, turns, &[queue, ("outcome", "failed")]),
+        Some(2.0)
+    );
+    assert_eq!(
+        sample(&text, turns, &[queue, ("outcome", "answered")]),
+        Some(1.0)
+    );
+    let tokens = "baton_model_tokens_total";
+    assert_eq!(
+        sample(&text, tokens, &[queue, ("direction", "output")]),
+        Some(4.0)
+    );
+    let input = sample(&text, tokens, &[queue, ("direction", "input")]);
+    assert!(input.is_some_and(|n| n > 0.0), "{text}");
 }
 
 #[tokio::test]

@@ -22,6 +22,7 @@ use baton_tests::engine::{
     task_input,
 };
 use baton_tests::fake_model::{FakeModel, Scripted, call, reply};
+use baton_tests::metrics;
 use baton_workflows::RemoteTaskWorkflow;
 use serde_json::{Value, json};
 use temporalio_client::{
@@ -75,6 +76,8 @@ struct Parked {
     stand_in: String,
     remote_id: String,
     base_url: String,
+    task_queue: String,
+    metrics_url: String,
 }
 
 impl Parked {
@@ -116,8 +119,10 @@ impl Parked {
         let model = FakeModel::start(script()).await;
         let config = WorkerConfig::new(&temporal, &model.base_url())
             .agent("ledger", &agent_url, "follow_interval = \"1s\"")
-            .with_push_receiver();
+            .with_push_receiver()
+            .with_metrics();
         let base_url = config.base_url.clone().unwrap();
+        let metrics_url = config.metrics_url().unwrap();
         let worker = WorkerProcess::start(baton(), &config.render()).await;
         temporal.start_task(&config.task_queue, parent, input).await;
         Parked {
@@ -130,7 +135,17 @@ impl Parked {
             stand_in: format!("{parent}.1"),
             remote_id: String::new(),
             base_url,
+            task_queue: config.task_queue.clone(),
+            metrics_url,
         }
+    }
+
+    /// The value of the sample of `name` whose labels are `labels` plus this run's task queue.
+    async fn metric(&self, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+        let text = metrics::scrape(&self.metrics_url).await;
+        let mut labels = labels.to_vec();
+        labels.push(("task_queue", &self.task_queue));
+        metrics::sample(&text, name, &labels)
     }
 
     /// Waits until the sub-task is parked in INPUT_REQUIRED (with a push config registered when
@@ -757,6 +772,46 @@ async fn the_push_receiver_refuses_bad_pushes_and_writes_nothing_to_history() {
         "a stale token after the stand-in ended: {text}"
     );
     assert_eq!(run.history(&run.stand_in).await.len(), ended);
+
+    // Each refusal was counted with its reason, the real push as accepted.
+    let pushes = "baton_pushes_total";
+    for (reason, count) in [
+        ("no_token", 3.0),
+        ("not_accepted", 8.0),
+        ("not_a2a", 2.0),
+        ("no_task", 2.0),
+        ("too_large", 3.0),
+    ] {
+        let labels = [("outcome", "refused"), ("reason", reason)];
+        assert_eq!(run.metric(pushes, &labels).await, Some(count), "{reason}");
+    }
+    let accepted = run
+        .metric(pushes, &[("outcome", "accepted"), ("reason", "")])
+        .await;
+    assert!(accepted.is_some_and(|n| n >= 1.0), "{accepted:?}");
+    let delegations = [("agent", "ledger")];
+    assert_eq!(
+        run.metric("baton_delegations_started_total", &delegations)
+            .await,
+        Some(1.0)
+    );
+    let finished = [("agent", "ledger"), ("outcome", "completed")];
+    assert_eq!(
+        run.metric("baton_delegations_finished_total", &finished)
+            .await,
+        Some(1.0)
+    );
+    // The Temporal runtime's own metrics are on the same endpoint.
+    let text = metrics::scrape(&run.metrics_url).await;
+    let queue = format!("task_queue=\"{}\"", run.task_queue);
+    assert!(
+        text.lines().any(|line| {
+            line.starts_with("temporal_activity_execution_latency_count{")
+                && line.contains("activity_type=\"invoke_model\"")
+                && line.contains(&queue)
+        }),
+        "{text}"
+    );
 }
 
 #[tokio::test]

@@ -1,15 +1,16 @@
 //! examples/delegation end to end, as the README runs it: run.sh with this build's `baton`
 //! starts the example's model and `baton up ledger.toml front-desk.toml`, asks the front desk a
-//! question over A2A, and prints the answer, which must be the ledger's, from orders.json. Then
-//! nothing of it may be left running.
+//! question over A2A, and prints the answer, which must be the ledger's, from orders.json, and
+//! what the metrics endpoint counted. Then nothing of it may be left running.
 
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// What the example listens on: the model, the two gateways, the dev server and its UI.
-const PORTS: [u16; 5] = [8299, 8201, 8202, 7233, 8233];
+/// What the example listens on: the model, the two gateways, the dev server and its UI, and the
+/// metrics endpoint.
+const PORTS: [u16; 6] = [8299, 8201, 8202, 7233, 8233, 9464];
 
 #[test]
 fn the_front_desk_delegates_an_order_question_to_the_ledger_and_relays_its_answer() {
@@ -47,6 +48,27 @@ fn the_front_desk_delegates_an_order_question_to_the_ledger_and_relays_its_answe
         "{stderr}"
     );
     assert!(stderr.contains("Web UI: http://127.0.0.1:8233"), "{stderr}");
+    assert!(
+        stderr.contains("metrics: http://127.0.0.1:9464/metrics"),
+        "{stderr}"
+    );
+    for line in [
+        r#"baton_delegations_started_total{agent="ledger",task_queue="front-desk"} 1"#,
+        r#"baton_delegations_finished_total{agent="ledger",outcome="completed",task_queue="front-desk"} 1"#,
+    ] {
+        assert!(
+            stderr.lines().any(|l| l == line),
+            "no {line:?} in:\n{stderr}"
+        );
+    }
+    for queue in ["front-desk", "ledger"] {
+        let turns =
+            format!(r#"baton_model_turns_total{{outcome="answered",task_queue="{queue}"}} "#);
+        assert!(
+            stderr.lines().any(|l| l.starts_with(&turns)),
+            "no model turns of {queue} in:\n{stderr}"
+        );
+    }
 
     let deadline = Instant::now() + Duration::from_secs(15);
     for port in PORTS {

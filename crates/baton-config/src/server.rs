@@ -40,7 +40,7 @@ pub(crate) fn read(field: Field<'_>, errors: &mut Errors) -> ServerSettings {
     let section = field.section("a table like [server]", errors);
     section.refuse_unknown(&KEYS, errors);
     ServerSettings {
-        bind: read_bind(&section.field("bind"), errors).unwrap_or(DEFAULT_BIND),
+        bind: read_bind(&section.field("bind"), "8080", errors).unwrap_or(DEFAULT_BIND),
         base_url: base_url(
             &section.field("base_url"),
             "https://baton.example.com",
@@ -86,14 +86,15 @@ fn read_rate_limit(field: &Field<'_>, errors: &mut Errors) -> Option<u32> {
     }
 }
 
-fn read_bind(field: &Field<'_>, errors: &mut Errors) -> Option<SocketAddr> {
-    let text = field.string("a string like \"127.0.0.1:8080\"", errors)?;
+/// An address to listen on; `port` is the port the messages give as an example.
+pub(crate) fn read_bind(field: &Field<'_>, port: &str, errors: &mut Errors) -> Option<SocketAddr> {
+    let text = field.string(&format!("a string like \"127.0.0.1:{port}\""), errors)?;
     let bind = text.parse().ok();
     if bind.is_none() {
         field.fail(
             errors,
             format!(
-                "must be an IP address and port like \"127.0.0.1:8080\" or \"[::]:8080\" (got {text:?})"
+                "must be an IP address and port like \"127.0.0.1:{port}\" or \"[::]:{port}\" (got {text:?})"
             ),
         );
     }

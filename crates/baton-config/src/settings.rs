@@ -6,6 +6,7 @@ use crate::agent::{self, AgentSettings};
 use crate::agents::{self, RemoteAgentSpec};
 use crate::card::{self, CardSettings};
 use crate::error::{ConfigError, Errors};
+use crate::metrics::{self, MetricsSettings};
 use crate::model::{self, ModelSettings};
 use crate::server::{self, ServerSettings};
 use crate::temporal::{self, TemporalSettings};
@@ -20,11 +21,14 @@ pub struct Settings {
     pub card: CardSettings,
     pub temporal: TemporalSettings,
     pub model: ModelSettings,
+    pub metrics: MetricsSettings,
     /// The file these settings were loaded from, if any.
     pub source: Option<PathBuf>,
 }
 
-const SECTIONS: [&str; 6] = ["agent", "agents", "server", "card", "temporal", "model"];
+const SECTIONS: [&str; 7] = [
+    "agent", "agents", "server", "card", "temporal", "model", "metrics",
+];
 
 /// How errors name the text given to [`Settings::parse`].
 const UNNAMED_SOURCE: &str = "baton.toml";
@@ -84,6 +88,7 @@ fn read(
         &mut errors,
     );
     let model = model::read(root.field("model"), env, &mut errors);
+    let metrics = metrics::read(root.field("metrics"), &mut errors);
     errors.into_result(source_name)?;
     Ok(Settings {
         agent,
@@ -92,6 +97,7 @@ fn read(
         card,
         temporal,
         model,
+        metrics,
         source: None,
     })
 }
@@ -159,6 +165,7 @@ mod tests {
                     api_key: None,
                     timeout: Duration::from_secs(60),
                 },
+                metrics: MetricsSettings::default(),
                 source: None,
             }
         );
@@ -228,6 +235,9 @@ ui_port = 0
 base_url = "https://models.example.com/v1"
 model = "gpt-4.1"
 timeout = "1m30s"
+
+[metrics]
+bind = "0.0.0.0:9464"
 "#;
 
     #[test]
@@ -302,6 +312,9 @@ timeout = "1m30s"
                     api_key: Some(Secret::new("mk")),
                     timeout: Duration::from_secs(90),
                 },
+                metrics: MetricsSettings {
+                    bind: Some("0.0.0.0:9464".parse().unwrap()),
+                },
                 source: None,
             }
         );
@@ -312,12 +325,12 @@ timeout = "1m30s"
         assert_only_error(
             "colour = \"red\"",
             "colour",
-            "unknown setting (allowed: agent, agents, server, card, temporal, model)",
+            "unknown setting (allowed: agent, agents, server, card, temporal, model, metrics)",
         );
         assert_only_error(
             "[openai]\nmodel = \"gpt-4.1\"",
             "openai",
-            "unknown setting (allowed: agent, agents, server, card, temporal, model)",
+            "unknown setting (allowed: agent, agents, server, card, temporal, model, metrics)",
         );
     }
 
@@ -395,6 +408,10 @@ timeout = "1m30s"
         assert_eq!(settings.agent.id, "front-desk");
         assert_eq!(settings.agents.len(), 2);
         assert_eq!(settings.card.skills.len(), 1);
+        assert_eq!(
+            settings.metrics.bind,
+            Some("127.0.0.1:9464".parse().unwrap())
+        );
         assert_eq!(
             settings.temporal.embedded.database,
             Path::new(BASE_DIR).join(".baton/front-desk/temporal.sqlite")

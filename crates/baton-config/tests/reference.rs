@@ -9,7 +9,7 @@ use baton_config::Settings;
 
 /// For each key table of the reference, in order: a TOML document that puts `{key}` in that
 /// table. The last table of the page lists environment variables, not keys.
-const PROBES: [(&str, &str); 8] = [
+const PROBES: [(&str, &str); 9] = [
     ("[agent]", "[agent]\n{key} = 1"),
     (
         "agents",
@@ -24,14 +24,19 @@ const PROBES: [(&str, &str); 8] = [
     ("[temporal]", "[temporal]\n{key} = 1"),
     ("[temporal.embedded]", "[temporal.embedded]\n{key} = 1"),
     ("[model]", "[model]\n{key} = 1"),
+    ("[metrics]", "[metrics]\n{key} = 1"),
 ];
+
+fn page() -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/configuration.md"),
+    )
+    .unwrap()
+}
 
 /// The first-column keys of each table on the page, table by table.
 fn documented_tables() -> Vec<BTreeSet<String>> {
-    let page = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/configuration.md"),
-    )
-    .unwrap();
+    let page = page();
     let mut tables = Vec::new();
     let mut current = BTreeSet::new();
     for line in page.lines() {
@@ -84,6 +89,14 @@ fn every_documented_key_is_accepted_and_every_accepted_key_is_documented() {
             &accepted_keys(probe),
             documented,
             "{section}: the parser's keys (left) and the reference's (right) differ"
+        );
+    }
+    let sections = accepted_keys("{key} = 1");
+    for section in &sections {
+        let heading = |name: &str| page().contains(&format!("\n## `{name}`"));
+        assert!(
+            heading(&format!("[{section}]")) || heading(section),
+            "the top-level setting {section} has no section in the reference"
         );
     }
     let variables = tables.last().unwrap();

@@ -2,7 +2,8 @@
 //! stand-ins watch. Cheapest checks first; a push that passes them is offered to the stand-in as
 //! a `remote_push` update, whose validator compares the token digest in constant time and
 //! refuses anything else before a byte is written to history. A verified push only wakes the
-//! stand-in: it fetches the task itself and never applies the push body.
+//! stand-in: it fetches the task itself and never applies the push body. Each push is counted in
+//! `baton_pushes_total`, with the reason when refused.
 
 use a2a::StreamResponse;
 use axum::Router;
@@ -13,6 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use baton_core::a2a_state::from_a2a;
 use baton_core::push_token::token_digest;
+use baton_metrics::PushOutcome;
 use baton_proto::PushIn;
 use baton_workflows::RemoteTaskWorkflow;
 use temporalio_client::errors::WorkflowUpdateError;
@@ -21,47 +23,104 @@ use temporalio_client::{Client, WorkflowExecuteUpdateOptions};
 /// The largest push body accepted.
 pub const MAX_PUSH_BYTES: usize = 64 * 1024;
 
-/// The push receiver's routes, to be mounted at the root of Baton's HTTP server.
-pub fn push_routes(client: Client) -> Router {
+/// The push receiver's routes, to be mounted at the root of Baton's HTTP server. `task_queue`
+/// labels its metrics.
+pub fn push_routes(client: Client, task_queue: &str) -> Router {
+    let receiver = Receiver {
+        client,
+        task_queue: task_queue.to_string(),
+    };
     Router::new()
         .route("/a2a/push/{stand_in_id}", post(receive))
-        .with_state(client)
+        .with_state(receiver)
 }
 
+#[derive(Clone)]
+struct Receiver {
+    client: Client,
+    task_queue: String,
+}
+
+/// Why a push was refused: its answer, and the reason its metric carries.
+struct Refusal {
+    status: StatusCode,
+    message: &'static str,
+    reason: &'static str,
+}
+
+const TOO_LARGE: Refusal = Refusal {
+    status: StatusCode::PAYLOAD_TOO_LARGE,
+    message: "push body too large",
+    reason: "too_large",
+};
+const NOT_ACCEPTED: Refusal = Refusal {
+    status: StatusCode::UNAUTHORIZED,
+    message: "push not accepted",
+    reason: "not_accepted",
+};
+
 async fn receive(
-    State(client): State<Client>,
+    State(receiver): State<Receiver>,
     Path(stand_in_id): Path<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    let outcome = deliver(&receiver.client, &stand_in_id, &headers, body).await;
+    let metrics = baton_metrics::global();
+    match outcome {
+        Ok(()) => {
+            metrics.push(&receiver.task_queue, PushOutcome::Accepted);
+            StatusCode::NO_CONTENT.into_response()
+        }
+        Err(refusal) => {
+            metrics.push(&receiver.task_queue, PushOutcome::Refused(refusal.reason));
+            (refusal.status, refusal.message).into_response()
+        }
+    }
+}
+
+async fn deliver(
+    client: &Client,
+    stand_in_id: &str,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(), Refusal> {
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|length| length > MAX_PUSH_BYTES) {
-        return refuse(StatusCode::PAYLOAD_TOO_LARGE, "push body too large");
+        return Err(TOO_LARGE);
     }
-    let Some(token) = presented_token(&headers) else {
-        return refuse(StatusCode::UNAUTHORIZED, "push not accepted");
+    let Some(token) = presented_token(headers) else {
+        return Err(Refusal {
+            reason: "no_token",
+            ..NOT_ACCEPTED
+        });
     };
     let Ok(body) = to_bytes(body, MAX_PUSH_BYTES).await else {
-        return refuse(StatusCode::PAYLOAD_TOO_LARGE, "push body too large");
+        return Err(TOO_LARGE);
     };
     let Ok(event) = serde_json::from_slice::<StreamResponse>(&body) else {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            "the body is not an A2A StreamResponse",
-        );
+        return Err(Refusal {
+            status: StatusCode::BAD_REQUEST,
+            message: "the body is not an A2A StreamResponse",
+            reason: "not_a2a",
+        });
     };
     let Some((remote_task_id, claimed_state)) = task_of(&event) else {
-        return refuse(StatusCode::BAD_REQUEST, "the push names no task");
+        return Err(Refusal {
+            status: StatusCode::BAD_REQUEST,
+            message: "the push names no task",
+            reason: "no_task",
+        });
     };
     let push = PushIn {
         token_digest: token_digest(&token),
         remote_task_id,
         claimed_state,
     };
-    let stand_in = client.get_workflow_handle::<RemoteTaskWorkflow>(stand_in_id.as_str());
+    let stand_in = client.get_workflow_handle::<RemoteTaskWorkflow>(stand_in_id);
     match stand_in
         .execute_update(
             RemoteTaskWorkflow::remote_push,
@@ -70,14 +129,18 @@ async fn receive(
         )
         .await
     {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Ok(()) => Ok(()),
         Err(WorkflowUpdateError::NotFound(_) | WorkflowUpdateError::Failed(_)) => {
             tracing::info!(stand_in = %stand_in_id, "push refused");
-            refuse(StatusCode::UNAUTHORIZED, "push not accepted")
+            Err(NOT_ACCEPTED)
         }
         Err(error) => {
             tracing::warn!(stand_in = %stand_in_id, "push could not be delivered: {error}");
-            refuse(StatusCode::SERVICE_UNAVAILABLE, "try again later")
+            Err(Refusal {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                message: "try again later",
+                reason: "unavailable",
+            })
         }
     }
 }
@@ -113,8 +176,4 @@ fn task_of(event: &StreamResponse) -> Option<(String, Option<baton_proto::TaskSt
         StreamResponse::Message(message) => (message.task_id.clone()?, None),
     };
     (!id.is_empty()).then_some((id, state))
-}
-
-fn refuse(status: StatusCode, message: &'static str) -> Response {
-    (status, message).into_response()
 }

@@ -42,7 +42,10 @@ pub fn gateway_routes(handler: TemporalHandler, base_path: &str, limits: Limits)
         .layer(axum::middleware::from_fn(require_a2a_1));
     let a2a = rest
         .merge(jsonrpc_router(handler.clone()))
-        .merge(push_routes(handler.client.clone()))
+        .merge(push_routes(
+            handler.client.clone(),
+            &handler.config.task_queue,
+        ))
         .merge(card.clone());
     let app = if base.is_empty() {
         a2a

@@ -1,0 +1,375 @@
+//! Baton's own Prometheus metrics. They live on the meter of the Temporal runtime's Prometheus
+//! exporter, so one `/metrics` endpoint serves both Temporal's worker metrics (`temporal_*`) and
+//! these (`baton_*`).
+//!
+//! Workflow code cannot be handed a meter, so the process installs one [`Metrics`] with
+//! [`install`] and everything records through [`global`]; before that, or in a process without
+//! a metrics endpoint, recording does nothing. Every label value comes from configuration or
+//! from a fixed set in the code, never from a stranger's input, so the number of series stays
+//! bounded.
+
+mod endpoint;
+
+use std::sync::{Arc, LazyLock, OnceLock};
+
+use temporalio_common::telemetry::metrics::{
+    CoreMeter, Counter, MetricAttributes, MetricKeyValue, MetricParameters, NewAttributes,
+    NoOpCoreMeter, UpDownCounter,
+};
+
+pub use endpoint::MetricsEndpoint;
+
+/// How a delegation ended, as the parent recorded it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DelegationOutcome {
+    Completed,
+    Failed,
+    Canceled,
+    Rejected,
+}
+
+impl DelegationOutcome {
+    fn label(self) -> &'static str {
+        match self {
+            DelegationOutcome::Completed => "completed",
+            DelegationOutcome::Failed => "failed",
+            DelegationOutcome::Canceled => "canceled",
+            DelegationOutcome::Rejected => "rejected",
+        }
+    }
+}
+
+/// What became of a push that reached the receiver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushOutcome {
+    Accepted,
+    /// Refused, with a reason from a fixed set (the receiver's refusal codes).
+    Refused(&'static str),
+}
+
+/// Baton's instruments on one meter.
+pub struct Metrics {
+    meter: Arc<dyn CoreMeter>,
+    delegations_started: Counter,
+    delegations_finished: Counter,
+    pushes: Counter,
+    follow_streams_open: UpDownCounter,
+    model_turns: Counter,
+    model_tokens: Counter,
+}
+
+impl Metrics {
+    pub fn new(meter: Arc<dyn CoreMeter>) -> Self {
+        let counter = |name: &'static str, description: &'static str| {
+            meter.counter(
+                MetricParameters::builder()
+                    .name(name)
+                    .description(description)
+                    .build(),
+            )
+        };
+        Metrics {
+            delegations_started: counter(
+                "baton_delegations_started_total",
+                "Sub-tasks a TaskWorkflow delegated, by its task queue and the agent",
+            ),
+            delegations_finished: counter(
+                "baton_delegations_finished_total",
+                "Sub-tasks resolved, by task queue, agent and outcome",
+            ),
+            pushes: counter(
+                "baton_pushes_total",
+                "Pushes that reached the push receiver, by outcome and refusal reason",
+            ),
+            follow_streams_open: meter.up_down_counter(
+                MetricParameters::builder()
+                    .name("baton_follow_streams_open")
+                    .description("SubscribeToTask streams held open now, by agent")
+                    .build(),
+            ),
+            model_turns: counter(
+                "baton_model_turns_total",
+                "Model calls, by task queue and outcome",
+            ),
+            model_tokens: counter(
+                "baton_model_tokens_total",
+                "Tokens the model reported, by task queue and direction (input or output)",
+            ),
+            meter,
+        }
+    }
+
+    fn labels<const N: usize>(&self, pairs: [(&'static str, &str); N]) -> MetricAttributes {
+        self.meter.new_attributes(NewAttributes::from(
+            pairs.map(|(key, value)| MetricKeyValue::new(key, value.to_string())),
+        ))
+    }
+
+    pub fn delegation_started(&self, task_queue: &str, agent: &str) {
+        let labels = self.labels([("task_queue", task_queue), ("agent", agent)]);
+        self.delegations_started.add(1, &labels);
+    }
+
+    pub fn delegation_finished(&self, task_queue: &str, agent: &str, outcome: DelegationOutcome) {
+        let labels = self.labels([
+            ("task_queue", task_queue),
+            ("agent", agent),
+            ("outcome", outcome.label()),
+        ]);
+        self.delegations_finished.add(1, &labels);
+    }
+
+    pub fn push(&self, task_queue: &str, outcome: PushOutcome) {
+        let (outcome, reason) = match outcome {
+            PushOutcome::Accepted => ("accepted", ""),
+            PushOutcome::Refused(reason) => ("refused", reason),
+        };
+        let labels = self.labels([
+            ("task_queue", task_queue),
+            ("outcome", outcome),
+            ("reason", reason),
+        ]);
+        self.pushes.add(1, &labels);
+    }
+
+    /// Counts a follow stream as open until the returned guard is dropped.
+    pub fn follow_stream_opened(&self, agent: &str) -> OpenStream {
+        let labels = self.labels([("agent", agent)]);
+        self.follow_streams_open.add(1, &labels);
+        OpenStream {
+            gauge: self.follow_streams_open.clone(),
+            labels,
+        }
+    }
+
+    /// A model call that answered, with the tokens it reported.
+    pub fn model_turn_answered(&self, task_queue: &str, input_tokens: u64, output_tokens: u64) {
+        let labels = self.labels([("task_queue", task_queue), ("outcome", "answered")]);
+        self.model_turns.add(1, &labels);
+        for (direction, tokens) in [("input", input_tokens), ("output", output_tokens)] {
+            let labels = self.labels([("task_queue", task_queue), ("direction", direction)]);
+            self.model_tokens.add(tokens, &labels);
+        }
+    }
+
+    pub fn model_turn_failed(&self, task_queue: &str) {
+        let labels = self.labels([("task_queue", task_queue), ("outcome", "failed")]);
+        self.model_turns.add(1, &labels);
+    }
+}
+
+/// An open follow stream; dropping it closes it in the gauge.
+pub struct OpenStream {
+    gauge: UpDownCounter,
+    labels: MetricAttributes,
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.gauge.add(-1, &self.labels);
+    }
+}
+
+static INSTALLED: OnceLock<Metrics> = OnceLock::new();
+static DISABLED: LazyLock<Metrics> = LazyLock::new(|| Metrics::new(Arc::new(NoOpCoreMeter)));
+
+/// Makes `metrics` the process's metrics. Only the first call counts: a process serves one
+/// metrics endpoint.
+pub fn install(metrics: Metrics) {
+    let _ = INSTALLED.set(metrics);
+}
+
+/// The process's metrics: the installed ones, or instruments that record nothing.
+pub fn global() -> &'static Metrics {
+    INSTALLED.get().unwrap_or(&DISABLED)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn scrape(endpoint: &MetricsEndpoint) -> String {
+        let url = format!("http://{}/metrics", endpoint.address());
+        reqwest::get(url).await.unwrap().text().await.unwrap()
+    }
+
+    fn endpoint() -> MetricsEndpoint {
+        MetricsEndpoint::start("127.0.0.1:0".parse().unwrap()).unwrap()
+    }
+
+    /// The sample line of `name` whose labels include every one of `labels`, as its value.
+    fn sample(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
+        text.lines()
+            .filter(|line| line.starts_with(&format!("{name}{{")))
+            .find(|line| labels.iter().all(|label| line.contains(label)))
+            .and_then(|line| line.rsplit(' ').next())
+            .map(|value| value.parse().unwrap())
+    }
+
+    #[tokio::test]
+    async fn delegations_are_counted_by_queue_agent_and_outcome() {
+        let endpoint = endpoint();
+        let metrics = Metrics::new(endpoint.meter());
+        metrics.delegation_started("desk", "ledger");
+        metrics.delegation_started("desk", "ledger");
+        metrics.delegation_started("desk", "self");
+        metrics.delegation_finished("desk", "ledger", DelegationOutcome::Completed);
+        metrics.delegation_finished("desk", "ledger", DelegationOutcome::Canceled);
+        metrics.delegation_finished("desk", "self", DelegationOutcome::Failed);
+        metrics.delegation_finished("desk", "self", DelegationOutcome::Rejected);
+
+        let text = scrape(&endpoint).await;
+        let started = "baton_delegations_started_total";
+        assert_eq!(sample(&text, started, &[r#"agent="ledger""#]), Some(2.0));
+        assert_eq!(sample(&text, started, &[r#"agent="self""#]), Some(1.0));
+        let finished = "baton_delegations_finished_total";
+        for (agent, outcome) in [
+            ("ledger", "completed"),
+            ("ledger", "canceled"),
+            ("self", "failed"),
+            ("self", "rejected"),
+        ] {
+            let labels = [
+                r#"task_queue="desk""#,
+                &format!(r#"agent="{agent}""#),
+                &format!(r#"outcome="{outcome}""#),
+            ];
+            assert_eq!(sample(&text, finished, &labels), Some(1.0), "{text}");
+        }
+        assert_eq!(
+            sample(
+                &text,
+                finished,
+                &[r#"agent="ledger""#, r#"outcome="failed""#]
+            ),
+            None
+        );
+    }
+
+    #[tokio::test]
+    async fn pushes_model_turns_and_tokens_are_counted() {
+        let endpoint = endpoint();
+        let metrics = Metrics::new(endpoint.meter());
+        metrics.push("desk", PushOutcome::Accepted);
+        metrics.push("desk", PushOutcome::Refused("bad_token"));
+        metrics.push("desk", PushOutcome::Refused("bad_token"));
+        metrics.model_turn_answered("desk", 120, 7);
+        metrics.model_turn_answered("desk", 80, 3);
+        metrics.model_turn_failed("desk");
+
+        let text = scrape(&endpoint).await;
+        let pushes = "baton_pushes_total";
+        assert_eq!(
+            sample(&text, pushes, &[r#"outcome="accepted""#, r#"reason="""#]),
+            Some(1.0)
+        );
+        assert_eq!(
+            sample(
+                &text,
+                pushes,
+                &[r#"outcome="refused""#, r#"reason="bad_token""#]
+            ),
+            Some(2.0)
+        );
+        let turns = "baton_model_turns_total";
+        assert_eq!(sample(&text, turns, &[r#"outcome="answered""#]), Some(2.0));
+        assert_eq!(sample(&text, turns, &[r#"outcome="failed""#]), Some(1.0));
+        let tokens = "baton_model_tokens_total";
+        assert_eq!(
+            sample(&text, tokens, &[r#"direction="input""#]),
+            Some(200.0)
+        );
+        assert_eq!(
+            sample(&text, tokens, &[r#"direction="output""#]),
+            Some(10.0)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_follow_stream_is_open_until_its_guard_drops() {
+        let endpoint = endpoint();
+        let metrics = Metrics::new(endpoint.meter());
+        let open = "baton_follow_streams_open";
+        let first = metrics.follow_stream_opened("ledger");
+        let second = metrics.follow_stream_opened("ledger");
+        assert_eq!(
+            sample(&scrape(&endpoint).await, open, &[r#"agent="ledger""#]),
+            Some(2.0)
+        );
+        drop(first);
+        assert_eq!(
+            sample(&scrape(&endpoint).await, open, &[r#"agent="ledger""#]),
+            Some(1.0)
+        );
+        drop(second);
+        assert_eq!(
+            sample(&scrape(&endpoint).await, open, &[r#"agent="ledger""#]),
+            Some(0.0)
+        );
+    }
+
+    #[tokio::test]
+    async fn every_metric_has_its_help_text() {
+        let endpoint = endpoint();
+        let metrics = Metrics::new(endpoint.meter());
+        metrics.delegation_started("desk", "ledger");
+        metrics.delegation_finished("desk", "ledger", DelegationOutcome::Completed);
+        metrics.push("desk", PushOutcome::Accepted);
+        let _open = metrics.follow_stream_opened("ledger");
+        metrics.model_turn_answered("desk", 1, 1);
+        let text = scrape(&endpoint).await;
+        for (name, kind) in [
+            ("baton_delegations_started_total", "counter"),
+            ("baton_delegations_finished_total", "counter"),
+            ("baton_pushes_total", "counter"),
+            ("baton_follow_streams_open", "gauge"),
+            ("baton_model_turns_total", "counter"),
+            ("baton_model_tokens_total", "counter"),
+        ] {
+            assert!(text.contains(&format!("# HELP {name} ")), "{name}:\n{text}");
+            assert!(
+                text.contains(&format!("# TYPE {name} {kind}")),
+                "{name}:\n{text}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_taken_address_is_refused_naming_the_setting() {
+        let first = endpoint();
+        let error = MetricsEndpoint::start(first.address()).err().unwrap();
+        assert!(
+            format!("{error:#}").starts_with(&format!(
+                "metrics.bind: cannot serve metrics on {}",
+                first.address()
+            )),
+            "{error:#}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_dropped_endpoint_stops_listening() {
+        let endpoint = endpoint();
+        let url = format!("http://{}/metrics", endpoint.address());
+        assert!(reqwest::get(&url).await.is_ok());
+        drop(endpoint);
+        let mut refused = false;
+        for _ in 0..50 {
+            if reqwest::get(&url).await.is_err() {
+                refused = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert!(refused, "still answering on {url}");
+    }
+
+    #[test]
+    fn without_an_installed_meter_recording_does_nothing() {
+        let metrics = global();
+        metrics.delegation_started("desk", "ledger");
+        metrics.push("desk", PushOutcome::Refused("bad_token"));
+        drop(metrics.follow_stream_opened("ledger"));
+        metrics.model_turn_failed("desk");
+    }
+}
