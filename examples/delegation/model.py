@@ -106,6 +106,11 @@ def answer(text: str) -> dict:
     return {"role": "assistant", "content": text}
 
 
+def tokens(value) -> int:
+    """A rough token count (words of the JSON), so usage and Baton's token metrics move."""
+    return len(json.dumps(value).split())
+
+
 class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         if self.path.rstrip("/") != "/v1/chat/completions":
@@ -119,6 +124,8 @@ class Handler(BaseHTTPRequestHandler):
         if model not in agents:
             return self.reply(404, {"error": {"message": f"no model {model!r}"}})
         message = agents[model](request.get("messages", []))
+        prompt = tokens(request.get("messages", []))
+        completion = tokens(message)
         self.reply(
             200,
             {
@@ -133,7 +140,11 @@ class Handler(BaseHTTPRequestHandler):
                         "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
                     }
                 ],
-                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                },
             },
         )
 

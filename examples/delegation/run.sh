@@ -51,7 +51,7 @@ echo "== baton up ledger.toml front-desk.toml" >&2
   >"$logs/baton.log" 2>&1 &
 pids+=($!)
 wait_for_line "$logs/baton.log" "baton up:"
-grep -E "^(agent|Web UI)" "$logs/baton.log" >&2
+grep -E "^(agent|Web UI|metrics)" "$logs/baton.log" >&2
 
 echo "== asking the front desk: $question" >&2
 request="$(python3 - "$question" <<'PY'
@@ -78,3 +78,5 @@ print(text)
 PY
 echo "== in the Web UI: the front desk's TaskWorkflow, its RemoteTaskWorkflow child, and the ledger's own task" >&2
 grep -E "^Web UI" "$logs/baton.log" >&2
+echo "== what the metrics endpoint counted (http://127.0.0.1:9464/metrics)" >&2
+curl -sS --max-time 10 http://127.0.0.1:9464/metrics | grep -E "^baton_(delegations|model)" >&2
