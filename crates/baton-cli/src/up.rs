@@ -5,6 +5,7 @@
 //! SIGTERM stops everything.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -12,7 +13,7 @@ use anyhow::{Context, bail};
 use baton_config::{Settings, TemporalMode};
 
 use crate::agent_process::{AgentProcess, raise_open_file_limit, run_until_stopped};
-use crate::metrics::{self, source_of};
+use crate::metrics;
 use crate::shutdown::ShutdownSignals;
 use crate::temporal_client::TemporalSession;
 
@@ -33,7 +34,7 @@ pub async fn run(configs: &[PathBuf]) -> anyhow::Result<ExitCode> {
 /// Refuses configs that cannot share a process: the same agent id twice, the same task queue
 /// twice on one Temporal, two gateways on one address, or two metrics endpoints.
 fn check_together(all: &[Settings]) -> anyhow::Result<()> {
-    metrics::bind_of(all)?;
+    bind_of(all)?;
     let mut ids = BTreeMap::new();
     let mut queues = BTreeMap::new();
     let mut binds = BTreeMap::new();
@@ -60,6 +61,33 @@ fn check_together(all: &[Settings]) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The one address the configs of a process agree to serve metrics on, if any sets one.
+fn bind_of(all: &[Settings]) -> anyhow::Result<Option<SocketAddr>> {
+    let mut chosen: Option<(SocketAddr, &Settings)> = None;
+    for settings in all {
+        let Some(bind) = settings.metrics.bind else {
+            continue;
+        };
+        match chosen {
+            Some((first, first_settings)) if first != bind => bail!(
+                "metrics.bind is {first} in {} but {bind} in {}: one process serves one metrics endpoint",
+                source_of(first_settings),
+                source_of(settings)
+            ),
+            Some(_) => {}
+            None => chosen = Some((bind, settings)),
+        }
+    }
+    Ok(chosen.map(|(bind, _)| bind))
+}
+
+fn source_of(settings: &Settings) -> String {
+    settings
+        .source
+        .as_ref()
+        .map_or_else(|| "(no file)".to_string(), |p| p.display().to_string())
 }
 
 /// Which Temporal a config uses: all embedded configs share one server.
@@ -104,7 +132,7 @@ async fn serve(
 ) -> anyhow::Result<()> {
     let follow_slots = all.iter().map(|s| s.temporal.follow_slots).sum();
     raise_open_file_limit(follow_slots);
-    let endpoint = metrics::serve(metrics::bind_of(all)?)?;
+    let endpoint = metrics::serve(bind_of(all)?)?;
     let runtime = metrics::temporal_runtime(endpoint.as_ref())?;
     let mut agents = Vec::new();
     for (index, settings) in all.iter().enumerate() {
@@ -204,5 +232,39 @@ mod tests {
         );
         assert_eq!(temporal_key(&a), temporal_key(&b));
         assert_ne!(temporal_key(&a), temporal_key(&c));
+    }
+
+    fn from_file(text: &str, file: &str) -> Settings {
+        let mut settings = settings(text);
+        settings.source = Some(file.into());
+        settings
+    }
+
+    #[test]
+    fn no_config_that_sets_a_bind_serves_nothing() {
+        let plain = from_file("", "a.toml");
+        assert_eq!(bind_of(&[plain.clone(), plain]).unwrap(), None);
+    }
+
+    #[test]
+    fn configs_that_set_the_same_bind_or_none_share_it() {
+        let with = from_file("[metrics]\nbind = \"127.0.0.1:9464\"", "a.toml");
+        let without = from_file("", "b.toml");
+        let same = from_file("[metrics]\nbind = \"127.0.0.1:9464\"", "c.toml");
+        assert_eq!(
+            bind_of(&[without, with, same]).unwrap(),
+            Some("127.0.0.1:9464".parse().unwrap())
+        );
+    }
+
+    #[test]
+    fn two_different_binds_are_refused_naming_both_files() {
+        let one = from_file("[metrics]\nbind = \"127.0.0.1:9464\"", "a.toml");
+        let other = from_file("[metrics]\nbind = \"127.0.0.1:9465\"", "b.toml");
+        let error = bind_of(&[one, other]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "metrics.bind is 127.0.0.1:9464 in a.toml but 127.0.0.1:9465 in b.toml: one process serves one metrics endpoint"
+        );
     }
 }
