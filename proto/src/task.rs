@@ -25,6 +25,18 @@ pub enum TaskState {
 }
 
 impl TaskState {
+    /// Every state, in the order the A2A spec lists them.
+    pub const ALL: [TaskState; 8] = [
+        TaskState::Submitted,
+        TaskState::Working,
+        TaskState::InputRequired,
+        TaskState::AuthRequired,
+        TaskState::Completed,
+        TaskState::Failed,
+        TaskState::Canceled,
+        TaskState::Rejected,
+    ];
+
     /// COMPLETED, FAILED, CANCELED or REJECTED: the task will not change again.
     pub fn is_terminal(self) -> bool {
         matches!(

@@ -49,16 +49,7 @@ mod tests {
 
     #[test]
     fn every_terminal_state_has_an_outcome_and_no_other_state_does() {
-        for state in [
-            TaskState::Submitted,
-            TaskState::Working,
-            TaskState::InputRequired,
-            TaskState::AuthRequired,
-            TaskState::Completed,
-            TaskState::Failed,
-            TaskState::Canceled,
-            TaskState::Rejected,
-        ] {
+        for state in TaskState::ALL {
             assert_eq!(
                 outcome_of(state).is_some(),
                 state.is_terminal(),

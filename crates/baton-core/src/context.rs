@@ -293,16 +293,7 @@ mod tests {
 
     #[test]
     fn every_state_renders_by_its_short_name() {
-        for state in [
-            TaskState::Submitted,
-            TaskState::Working,
-            TaskState::InputRequired,
-            TaskState::AuthRequired,
-            TaskState::Completed,
-            TaskState::Failed,
-            TaskState::Canceled,
-            TaskState::Rejected,
-        ] {
+        for state in TaskState::ALL {
             let section = render_task_section(&bare_input(), &[row("s", "self", state)]);
             let expected = format!("  - s on self: {}", state.short_name());
             assert!(lines(&section).contains(&expected.as_str()), "{state:?}");

@@ -128,17 +128,6 @@ fn child_note(row: &SubTaskRow, summary: &str) -> String {
 mod tests {
     use super::*;
 
-    const ALL_STATES: [TaskState; 8] = [
-        TaskState::Submitted,
-        TaskState::Working,
-        TaskState::InputRequired,
-        TaskState::AuthRequired,
-        TaskState::Completed,
-        TaskState::Failed,
-        TaskState::Canceled,
-        TaskState::Rejected,
-    ];
-
     fn row(workflow_id: &str, name: &str) -> SubTaskRow {
         SubTaskRow {
             workflow_id: workflow_id.to_string(),
@@ -250,7 +239,7 @@ mod tests {
 
     #[test]
     fn awaiting_next_message_on_another_state_is_unchanged() {
-        for state in ALL_STATES {
+        for state in TaskState::ALL {
             if state == TaskState::InputRequired {
                 continue;
             }
@@ -261,7 +250,7 @@ mod tests {
 
     #[test]
     fn every_other_state_is_unchanged_either_way() {
-        for state in ALL_STATES {
+        for state in TaskState::ALL {
             for delegated in [true, false] {
                 let plain = snapshot(state, None);
                 assert_eq!(map_remote_state(plain.clone(), delegated), plain);
@@ -310,7 +299,7 @@ mod tests {
 
     #[test]
     fn only_terminal_states_resolve_the_row() {
-        for state in ALL_STATES {
+        for state in TaskState::ALL {
             let mut rows = rows();
             apply_child_done(&mut rows, &done(state, None, ""));
             assert_eq!(rows[1].resolved, state.is_terminal(), "{state:?}");
@@ -352,7 +341,10 @@ mod tests {
 
     #[test]
     fn every_terminal_state_gives_a_note() {
-        for state in ALL_STATES.into_iter().filter(|state| state.is_terminal()) {
+        for state in TaskState::ALL
+            .into_iter()
+            .filter(|state| state.is_terminal())
+        {
             let mut rows = rows();
             assert_eq!(
                 apply_child_done(&mut rows, &done(state, None, "why")),
