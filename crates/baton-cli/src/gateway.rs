@@ -35,7 +35,7 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
         connection,
         ClientOptions::new(settings.temporal.namespace.clone()).build(),
     )?;
-    let _metrics = metrics::serve(settings.metrics.bind)?;
+    let metrics = metrics::serve(settings.metrics.bind)?;
     let app = routes(&settings, client);
     let signals = ShutdownSignals::install().context("installing the signal handlers")?;
     let listener = tokio::net::TcpListener::bind(settings.server.bind)
@@ -46,6 +46,9 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
         "gateway ready: {base} (listening on {})",
         settings.server.bind
     );
+    if let Some(endpoint) = &metrics {
+        println!("metrics: {}", endpoint.url());
+    }
     tracing::info!(bind = %settings.server.bind, base_url = %base, "gateway ready");
     axum::serve(
         listener,

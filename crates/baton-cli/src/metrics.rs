@@ -9,14 +9,14 @@ use temporalio_sdk::Runtime;
 use temporalio_sdk::runtime::RuntimeOptions;
 
 /// Starts the endpoint on `bind`, when there is one, and makes Baton's metrics record to it.
+/// Commands print [`MetricsEndpoint::url`] with their other addresses.
 pub fn serve(bind: Option<SocketAddr>) -> anyhow::Result<Option<MetricsEndpoint>> {
     let Some(bind) = bind else {
         return Ok(None);
     };
     let endpoint = MetricsEndpoint::start(bind)?;
     baton_metrics::install(Metrics::new(endpoint.meter()));
-    println!("metrics: http://{}/metrics", endpoint.address());
-    tracing::info!(address = %endpoint.address(), "serving metrics");
+    tracing::info!(url = %endpoint.url(), "serving metrics");
     Ok(Some(endpoint))
 }
 

@@ -172,6 +172,9 @@ async fn serve(
             println!("Web UI: {ui}");
         }
     }
+    if let Some(endpoint) = &endpoint {
+        println!("metrics: {}", endpoint.url());
+    }
     println!("baton up: {} agents ready; Ctrl-C stops them", agents.len());
     tracing::info!(agents = agents.len(), "baton up ready");
     let ran = run_until_stopped(&mut agents, signals).await;

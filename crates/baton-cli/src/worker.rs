@@ -37,6 +37,9 @@ async fn serve(settings: &Settings, session: &TemporalSession) -> anyhow::Result
     if let Some(ui) = &session.ui_url {
         println!("Web UI: {ui}");
     }
+    if let Some(endpoint) = &endpoint {
+        println!("metrics: {}", endpoint.url());
+    }
     tracing::info!(task_queue = %task_queue, address = %session.address, "worker ready");
     let mut agents = [agent];
     let ran = run_until_stopped(&mut agents, signals).await;

@@ -36,9 +36,14 @@ impl MetricsEndpoint {
         self.meter.clone()
     }
 
-    /// Where it listens: `http://<address>/metrics`.
+    /// Where it listens.
     pub fn address(&self) -> SocketAddr {
         self.address
+    }
+
+    /// What to scrape: `http://<address>/metrics`.
+    pub fn url(&self) -> String {
+        format!("http://{}/metrics", self.address)
     }
 }
 

@@ -189,8 +189,12 @@ mod tests {
     use super::*;
 
     async fn scrape(endpoint: &MetricsEndpoint) -> String {
-        let url = format!("http://{}/metrics", endpoint.address());
-        reqwest::get(url).await.unwrap().text().await.unwrap()
+        reqwest::get(endpoint.url())
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
     }
 
     fn endpoint() -> MetricsEndpoint {
@@ -350,7 +354,7 @@ mod tests {
     #[tokio::test]
     async fn a_dropped_endpoint_stops_listening() {
         let endpoint = endpoint();
-        let url = format!("http://{}/metrics", endpoint.address());
+        let url = endpoint.url();
         assert!(reqwest::get(&url).await.is_ok());
         drop(endpoint);
         let mut refused = false;

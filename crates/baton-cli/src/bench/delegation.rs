@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::sync::Arc;
@@ -86,6 +87,10 @@ pub struct DelegationArgs {
     /// default, 50). Parked memory is mostly this cache.
     #[arg(long, value_name = "N")]
     pub max_cached_workflows: Option<usize>,
+    /// Serve the worker's metrics (the Temporal runtime's and Baton's), as `[metrics] bind`
+    /// would, on a free port: compare with a run without to see what recording them costs.
+    #[arg(long)]
+    pub metrics: bool,
     /// Print the figures as JSON on stdout instead of the text report.
     #[arg(long)]
     pub json: bool,
@@ -136,7 +141,7 @@ pub async fn run(args: DelegationArgs) -> anyhow::Result<ExitCode> {
     let (server, client) = start_dev_server(dir.path(), args.temporal_binary.as_deref()).await?;
     let server_start = server_started.elapsed();
     let push_port = free_port()?;
-    let settings = Settings::parse(
+    let mut settings = Settings::parse(
         &worker_toml(
             server.address(),
             peer.url(),
@@ -148,6 +153,9 @@ pub async fn run(args: DelegationArgs) -> anyhow::Result<ExitCode> {
         dir.path(),
         &|_| None,
     )?;
+    if args.metrics {
+        settings.metrics.bind = Some(SocketAddr::from(([127, 0, 0, 1], 0)));
+    }
     let bench = Bench {
         client: client.clone(),
         peer: peer.handle(),
@@ -267,6 +275,7 @@ async fn measure(bench: Bench) -> anyhow::Result<Report> {
         dev_server_start_ms: 0.0,
         dev_server_tuning: dynamic_config(bench.server_pid),
         max_cached_workflows: args.max_cached_workflows,
+        metrics: args.metrics,
         total_s: 0.0,
     })
 }

@@ -198,6 +198,8 @@ pub struct Report {
     pub dev_server_tuning: Vec<String>,
     /// Set only when the run overrode the SDK's workflow cache size.
     pub max_cached_workflows: Option<usize>,
+    /// Whether the worker served metrics (`--metrics`).
+    pub metrics: bool,
     pub total_s: f64,
 }
 
@@ -281,6 +283,14 @@ pub fn print_text(report: &Report) {
             "(none)".to_string()
         } else {
             report.dev_server_tuning.join(", ")
+        }
+    );
+    println!(
+        "  worker metrics: {}",
+        if report.metrics {
+            "served (--metrics)"
+        } else {
+            "off"
         }
     );
     println!(

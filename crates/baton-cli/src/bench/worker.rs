@@ -9,7 +9,7 @@ use anyhow::Context;
 use baton_config::Settings;
 use baton_workflows::{RemoteTaskWorkflow, TaskWorkflow};
 use temporalio_client::Client;
-use temporalio_sdk::{Runtime, Worker, WorkerOptions};
+use temporalio_sdk::{Worker, WorkerOptions};
 
 use super::baseline::{BenchActivities, BenchChildWorkflow, BenchParentWorkflow};
 
@@ -29,8 +29,11 @@ where
     F: Future<Output = anyhow::Result<T>> + Send + 'static,
 {
     let activities = crate::agent_process::activities(settings, &[]).await?;
-    let runtime =
-        Runtime::from_current_tokio(Default::default()).context("starting the Temporal runtime")?;
+    let metrics = crate::metrics::serve(settings.metrics.bind)?;
+    if let Some(endpoint) = &metrics {
+        super::delegation::progress(&format!("worker metrics at {}", endpoint.url()));
+    }
+    let runtime = crate::metrics::temporal_runtime(metrics.as_ref())?;
     let follow_options = crate::agent_process::follow_worker_options(settings, activities.clone());
     let options = WorkerOptions::new(settings.temporal.task_queue.clone())
         .register_workflow::<TaskWorkflow>()?
