@@ -119,6 +119,11 @@ pub struct WorkerProcess {
 }
 
 impl WorkerProcess {
+    /// The config file the worker runs with.
+    pub fn config_path(&self) -> &Path {
+        &self.config
+    }
+
     /// Writes `config` to a file and starts `binary worker --config FILE`, waiting for its
     /// "worker ready" line.
     pub async fn start(binary: &Path, config: &str) -> WorkerProcess {

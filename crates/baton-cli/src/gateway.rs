@@ -8,33 +8,21 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use baton_config::{Settings, TemporalMode};
+use baton_config::Settings;
 use baton_core::agent_card::{agent_card, public_url};
 use baton_gateway::{GatewayConfig, Limits, TemporalHandler, gateway_routes};
-use temporalio_client::{Client, ClientOptions};
+use temporalio_client::Client;
 
 use crate::metrics;
 use crate::shutdown::ShutdownSignals;
-use crate::temporal::connect;
+use crate::temporal::join;
 
 /// How often a waiting call or a stream reads a task's event log.
 const POLL_INTERVAL: Duration = Duration::from_millis(250);
 
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
-    let address = temporal_address(&settings)?;
-    let connection = connect(&settings.temporal, &address).await.with_context(|| {
-        match settings.temporal.mode {
-            TemporalMode::Embedded => format!(
-                "the gateway joins the embedded Temporal server of `baton worker` at {address}: start the worker first"
-            ),
-            TemporalMode::Remote => format!("connecting to Temporal at {address}"),
-        }
-    })?;
-    let client = Client::new(
-        connection,
-        ClientOptions::new(settings.temporal.namespace.clone()).build(),
-    )?;
+    let client = join(&settings, "the gateway").await?;
     let metrics = metrics::serve(settings.metrics.bind)?;
     let app = routes(&settings, client);
     let signals = ShutdownSignals::install().context("installing the signal handlers")?;
@@ -86,15 +74,4 @@ pub fn routes(settings: &Settings, client: Client) -> axum::Router {
         rate_limit_per_minute: settings.server.rate_limit_per_minute,
     };
     gateway_routes(handler, public_url(settings).path(), limits)
-}
-
-fn temporal_address(settings: &Settings) -> anyhow::Result<String> {
-    match settings.temporal.mode {
-        TemporalMode::Embedded => Ok(format!("127.0.0.1:{}", settings.temporal.embedded.port)),
-        TemporalMode::Remote => settings
-            .temporal
-            .address
-            .clone()
-            .context("temporal.address is required in remote mode"),
-    }
 }

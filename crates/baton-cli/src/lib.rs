@@ -8,6 +8,7 @@ pub mod http_server;
 pub mod logging;
 pub mod metrics;
 pub mod open_files;
+pub mod replay;
 pub mod shutdown;
 pub mod task_cli;
 pub mod temporal;

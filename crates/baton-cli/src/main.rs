@@ -39,6 +39,9 @@ enum Command {
         #[arg(required = true, value_name = "CONFIG")]
         configs: Vec<PathBuf>,
     },
+    /// Replay workflow histories (`temporal workflow show --output json`) against this build's
+    /// workflow code, to check an upgrade before deploying it.
+    Replay(baton_cli::replay::ReplayArgs),
     /// Give, follow, show, list and cancel tasks on a Baton agent (or any A2A 1.0 agent).
     Task {
         #[command(subcommand)]
@@ -81,6 +84,7 @@ async fn main() -> ExitCode {
         Command::Bench { command } => baton_cli::bench::run(command).await,
         Command::Gateway { config } => baton_cli::gateway::run(&config).await,
         Command::Up { configs } => baton_cli::up::run(&configs).await,
+        Command::Replay(args) => baton_cli::replay::run(&args).await,
         Command::Task { command } => baton_cli::task_cli::run(command).await,
         Command::Temporal {
             command: TemporalCommand::Serve { config },

@@ -3,6 +3,8 @@
 
 mod connect;
 mod embedded;
+mod join;
 
 pub use connect::{ConnectError, connect, wait_until_ready};
 pub use embedded::{EmbeddedError, EmbeddedServer};
+pub use join::join;

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Records the workflow histories that `baton replay` replays in the tests (tests/histories/),
+# from a run of the delegation example on a fresh dev server: a conversation with the front desk
+# that delegates to the ledger, takes a second message, then is cancelled. Every TaskWorkflow and
+# RemoteTaskWorkflow of that run is saved, named by what it is.
+#
+#   bash scripts/record-histories.sh [OUT_DIR]      (default tests/histories)
+#
+# Record only when the workflows change on purpose and the old histories cannot replay any more
+# (an upgrade that needs a new task queue, docs/operating.md): these files are the histories a
+# worker of this version wrote, which every later version must still replay.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out="${1:-$root/tests/histories}"
+
+if [ -z "${BATON:-}" ]; then
+  bash "$root/scripts/setup.sh" >&2
+  (cd "$root" && cargo build --quiet -p baton-cli)
+  BATON="${CARGO_TARGET_DIR:-$root/target}/debug/baton"
+fi
+export PATH="$root/.venv/bin:$PATH"
+
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+cp "$root"/examples/delegation/{ledger.toml,front-desk.toml,model.py,orders.json} "$work"
+
+python3 "$work/model.py" --port 8299 >"$work/model.log" 2>&1 &
+pids+=($!)
+(cd "$work" && RUST_LOG=warn exec "$BATON" up ledger.toml front-desk.toml) >"$work/baton.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 900); do
+  grep -q "^baton up:" "$work/baton.log" && break
+  kill -0 "${pids[-1]}" 2>/dev/null || { cat "$work/baton.log" >&2; exit 1; }
+  sleep 0.1
+done
+
+desk=(--url http://127.0.0.1:8202 --as customer)
+task="$("$BATON" task send "${desk[@]}" --json "When did order 1042 ship?" \
+  | python3 -c 'import json, sys; print(json.loads(sys.stdin.readlines()[-1])["task"]["id"])')"
+"$BATON" task send "${desk[@]}" --task "$task" "What did order 1043 cost?" >&2
+"$BATON" task cancel "${desk[@]}" "$task" >&2
+
+mkdir -p "$out"
+saved="$work/saved"
+for agent in front-desk ledger; do
+  (cd "$work" && "$BATON" replay --config "$agent.toml" \
+    --query "TaskQueue = \"$agent\"" --save "$saved/$agent") >&2
+done
+# Names that say what each history is, in the order the workflows started.
+python3 - "$saved" "$out" "$task" <<'PY'
+import json, pathlib, shutil, sys
+saved, out, task = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3]
+def started(path):
+    return json.loads(path.read_text())["events"][0]["event_time"]
+shutil.copy(saved / "front-desk" / f"{task}.json", out / "front-desk-conversation.json")
+stand_ins = sorted((saved / "front-desk").glob(f"{task}.*.json"), key=started)
+ledger = sorted((saved / "ledger").glob("*.json"), key=started)
+for name, paths in (("front-desk-stand-in", stand_ins), ("ledger-task", ledger)):
+    for n, path in enumerate(paths, 1):
+        shutil.copy(path, out / f"{name}-{n}.json")
+print(f"recorded {1 + len(stand_ins) + len(ledger)} histories in {out}", file=sys.stderr)
+PY
