@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Records the workflow histories that `baton replay` replays in the tests (tests/histories/),
-# from a run of the delegation example on a fresh dev server: a conversation with the front desk
-# that delegates to the ledger, takes a second message, then is cancelled. Every TaskWorkflow and
-# RemoteTaskWorkflow of that run is saved, named by what it is.
+# Records the workflow histories that `baton replay` replays in the tests (tests/histories/):
+# - from a run of the delegation example on a fresh dev server, a conversation with the front
+#   desk that delegates to the ledger, takes a second message, then is cancelled: every
+#   TaskWorkflow and RemoteTaskWorkflow of that run, named by what it is;
+# - from three push tests (crates/baton-cli/tests/engine_push.rs), a push-watched delegation
+#   that completes, one whose parent is cancelled, and a stand-in that continued as new.
 #
 #   bash scripts/record-histories.sh [OUT_DIR]      (default tests/histories)
 #
@@ -66,3 +68,9 @@ for name, paths in (("front-desk-stand-in", stand_ins), ("ledger-task", ledger))
         shutil.copy(path, out / f"{name}-{n}.json")
 print(f"recorded {1 + len(stand_ins) + len(ledger)} histories in {out}", file=sys.stderr)
 PY
+
+(cd "$root" && BATON_RECORD_HISTORIES="$out" cargo test --quiet -p baton-cli --test engine_push -- \
+  a_pushed_completion_reaches_the_parent_and_the_push_config_is_deleted \
+  a_cancelled_push_watched_delegation_deletes_its_push_config_and_refuses_pushes \
+  a_push_watched_stand_in_continues_as_new_and_keeps_accepting_its_token) >&2
+echo "recorded the push tests' histories in $out" >&2

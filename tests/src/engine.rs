@@ -62,6 +62,20 @@ impl TestTemporal {
             .expect("starting the TaskWorkflow");
     }
 
+    /// With `BATON_RECORD_HISTORIES=DIR` set (scripts/record-histories.sh), writes the current
+    /// run of workflow `id` to `DIR/<name>.json` as `baton replay --save` does; otherwise nothing.
+    pub async fn record_history(&self, id: &str, name: &str) {
+        let Some(dir) = std::env::var_os("BATON_RECORD_HISTORIES") else {
+            return;
+        };
+        let history = temporalio_common::protos::temporal::api::history::v1::History {
+            events: self.history(id).await,
+        };
+        let path = Path::new(&dir).join(format!("{name}.json"));
+        std::fs::write(&path, serde_json::to_vec(&history).unwrap())
+            .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    }
+
     /// Every event of the current run of workflow `id`.
     pub async fn history(&self, id: &str) -> Vec<HistoryEvent> {
         self.client

@@ -603,6 +603,11 @@ async fn a_pushed_completion_reaches_the_parent_and_the_push_config_is_deleted()
         json!(vec!["front-desk"; calls]),
         "every call asserts the delegating agent: {stats}"
     );
+    let temporal = &run.temporal;
+    temporal.record_history(&run.parent, "push-parent").await;
+    temporal
+        .record_history(&run.stand_in, "push-stand-in")
+        .await;
 }
 
 #[tokio::test]
@@ -1008,6 +1013,13 @@ async fn a_cancelled_push_watched_delegation_deletes_its_push_config_and_refuses
         "a push after the stand-in was cancelled: {text}"
     );
     assert_eq!(run.history(&run.stand_in).await.len(), ended);
+    let temporal = &run.temporal;
+    temporal
+        .record_history(&run.parent, "cancelled-parent")
+        .await;
+    temporal
+        .record_history(&run.stand_in, "cancelled-stand-in")
+        .await;
 }
 
 /// Whether the current run of the stand-in was started by a continue-as-new.
@@ -1091,6 +1103,11 @@ async fn a_push_watched_stand_in_continues_as_new_and_keeps_accepting_its_token(
         "{stats}"
     );
     assert_eq!(stats["push_configs"], json!([]), "{stats}");
+    // The run after the roll-over, which starts from the carried state.
+    let temporal = &run.temporal;
+    temporal
+        .record_history(&run.stand_in, "continued-stand-in")
+        .await;
 }
 
 /// How many `activity` attempts failed in the history.
