@@ -13,7 +13,8 @@
 # worker of this version wrote, which every later version must still replay.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-out="${1:-$root/tests/histories}"
+mkdir -p "${1:-$root/tests/histories}"
+out="$(cd "${1:-$root/tests/histories}" && pwd)"
 
 if [ -z "${BATON:-}" ]; then
   bash "$root/scripts/setup.sh" >&2
@@ -48,7 +49,6 @@ task="$("$BATON" task send "${desk[@]}" --json "When did order 1042 ship?" \
 "$BATON" task send "${desk[@]}" --task "$task" "What did order 1043 cost?" >&2
 "$BATON" task cancel "${desk[@]}" "$task" >&2
 
-mkdir -p "$out"
 saved="$work/saved"
 for agent in front-desk ledger; do
   (cd "$work" && "$BATON" replay --config "$agent.toml" \
