@@ -6,15 +6,19 @@
 # - from three push tests (crates/baton-cli/tests/engine_push.rs), a push-watched delegation
 #   that completes, one whose parent is cancelled, and a stand-in that continued as new.
 #
-#   bash scripts/record-histories.sh [OUT_DIR]      (default tests/histories)
+#   bash scripts/record-histories.sh tests/histories/<N>
 #
-# Record only when the workflows change on purpose and the old histories cannot replay any more
-# (an upgrade that needs a new task queue, docs/operating.md): these files are the histories a
-# worker of this version wrote, which every later version must still replay.
+# Record a new generation N when the workflows start recording something new (a patch): the
+# older generations stay, as histories that every later version must still replay
+# (docs/operating.md, "Upgrades").
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-mkdir -p "${1:-$root/tests/histories}"
-out="$(cd "${1:-$root/tests/histories}" && pwd)"
+if [ $# -ne 1 ]; then
+  echo "usage: bash scripts/record-histories.sh tests/histories/<N>" >&2
+  exit 2
+fi
+mkdir -p "$1"
+out="$(cd "$1" && pwd)"
 
 if [ -z "${BATON:-}" ]; then
   bash "$root/scripts/setup.sh" >&2

@@ -5,6 +5,7 @@
 //! the Web UI shows and what other SDKs would call.
 
 mod create;
+mod delegation_metrics;
 mod follow;
 mod heartbeat;
 mod model_turn;
@@ -18,8 +19,8 @@ use std::time::Duration;
 use baton_a2a::{Registry, RemoteAgent};
 use baton_model::ModelProvider;
 use baton_proto::{
-    DeletePushIn, FollowIn, FollowOut, InvokeModelIn, InvokeModelOut, PushDelivery, RemoteSnapshot,
-    RemoteTaskIn, RemoteWatch, StartAgentTaskIn, StartAgentTaskOut,
+    DelegationEnd, DeletePushIn, FollowIn, FollowOut, InvokeModelIn, InvokeModelOut, PushDelivery,
+    RemoteSnapshot, RemoteTaskIn, RemoteWatch, StartAgentTaskIn, StartAgentTaskOut,
 };
 use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
@@ -48,6 +49,8 @@ pub struct BatonActivities {
     follow_window: Duration,
     /// For pushes to participants' webhooks.
     http: reqwest::Client,
+    /// The agent's task queue, which labels the delegation metrics.
+    task_queue: String,
 }
 
 impl BatonActivities {
@@ -57,6 +60,7 @@ impl BatonActivities {
         default_model: String,
         prefix: StaticPrefix,
         push_base: Option<Url>,
+        task_queue: String,
     ) -> Self {
         BatonActivities {
             registry,
@@ -66,6 +70,7 @@ impl BatonActivities {
             push_base,
             follow_window: FOLLOW_WINDOW,
             http: reqwest::Client::new(),
+            task_queue,
         }
     }
 
@@ -94,6 +99,7 @@ impl BatonActivities {
         ctx: ActivityContext,
         input: StartAgentTaskIn,
     ) -> Result<StartAgentTaskOut, ActivityError> {
+        delegation_metrics::record_started(&self.task_queue, &input.agent);
         let Some(agent) = self.registry.get(&input.agent) else {
             return Ok(StartAgentTaskOut::Failed {
                 reason: format!("agent {:?} is not registered on this worker", input.agent),
@@ -162,6 +168,18 @@ impl BatonActivities {
         input: PushDelivery,
     ) -> Result<(), ActivityError> {
         push_delivery::deliver(&self.http, &input).await
+    }
+
+    /// Counts the delegations the parent resolved since it last ran. The parent runs it as a
+    /// local activity, so it is recorded in history and a replay never runs it again.
+    #[activity(name = "record_delegation_ends")]
+    pub async fn record_delegation_ends(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        ends: Vec<DelegationEnd>,
+    ) -> Result<(), ActivityError> {
+        delegation_metrics::record_ends(&self.task_queue, &ends);
+        Ok(())
     }
 
     /// One model turn behind the worker's static prefix.

@@ -84,6 +84,7 @@ const KNOWN: &[&str] = &[
     "InvokeModelOut",
     "PushConfig",
     "PushDelivery",
+    "DelegationEnd",
     "String",
     "u64",
     "a2a::Message",
@@ -99,6 +100,7 @@ const ACTIVITIES: &[&str] = &[
     "cancel_remote_task",
     "invoke_model",
     "deliver_push",
+    "record_delegation_ends",
 ];
 
 /// One ```json block of the page.
@@ -231,6 +233,7 @@ fn round_trip(type_name: &str, value: &Value) -> Result<Value, String> {
         "InvokeModelOut" => via::<InvokeModelOut>(value),
         "PushConfig" => via::<PushConfig>(value),
         "PushDelivery" => via::<PushDelivery>(value),
+        "DelegationEnd" => via::<DelegationEnd>(value),
         "String" => via::<String>(value),
         "u64" => via::<u64>(value),
         "a2a::Message" => {

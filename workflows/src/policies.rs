@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use baton_activities::FOLLOW_WINDOW;
 use temporalio_common::RetryPolicy;
-use temporalio_workflow::{ActivityOptions, WorkflowCancellationToken};
+use temporalio_workflow::{ActivityOptions, LocalActivityOptions, WorkflowCancellationToken};
 
 /// A model call: retried with backoff on 429, 5xx and timeouts; the activity marks anything
 /// else non-retryable, so it fails the turn at once with the provider's message. It heartbeats
@@ -30,6 +30,17 @@ pub fn start_agent_task() -> ActivityOptions {
     ActivityOptions::with_start_to_close_timeout(Duration::from_secs(120))
         .heartbeat_timeout(Duration::from_secs(15))
         .retry_policy(once())
+        .build()
+}
+
+/// Counting delegation ends in the worker's metrics: in process and quick; one attempt, since
+/// a count that failed is not worth a retry that could count twice. Detached from the
+/// workflow's cancellation, so a cancelled task still counts its cancelled sub-tasks.
+pub fn record_delegation_ends() -> LocalActivityOptions {
+    LocalActivityOptions::builder()
+        .start_to_close_timeout(Duration::from_secs(5))
+        .retry_policy(once())
+        .cancellation_token(WorkflowCancellationToken::new())
         .build()
 }
 

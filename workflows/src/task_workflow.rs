@@ -16,10 +16,10 @@ use baton_core::sub_tasks::AWAITING_NEXT_MESSAGE;
 use baton_core::sub_tasks::{apply_child_done, creation_failed_note, map_remote_state};
 use baton_core::tool_result::{spawned_content, tool_error_content};
 use baton_proto::{
-    ChildDone, EventPage, HistoryItem, InboxMessage, InboxReceipt, InvokeModelIn, InvokeModelOut,
-    Lifecycle, MessageRole, PushConfig, PushDelivery, RemoteSnapshot, RemoteStart, RemoteTaskIn,
-    Source, StartAgentTaskIn, StartAgentTaskOut, SubTaskRow, TaskCarry, TaskEvent, TaskInput,
-    TaskMessage, TaskRef, TaskStart, TaskState, TaskView, ToolCallRecord,
+    ChildDone, DelegationEnd, EventPage, HistoryItem, InboxMessage, InboxReceipt, InvokeModelIn,
+    InvokeModelOut, Lifecycle, MessageRole, PushConfig, PushDelivery, RemoteSnapshot, RemoteStart,
+    RemoteTaskIn, Source, StartAgentTaskIn, StartAgentTaskOut, SubTaskRow, TaskCarry, TaskEvent,
+    TaskInput, TaskMessage, TaskRef, TaskStart, TaskState, TaskView, ToolCallRecord,
 };
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
@@ -30,13 +30,14 @@ use temporalio_sdk::{
 use temporalio_workflow::{WaitConditionOptions, WorkflowCancellationToken, select};
 
 use crate::RemoteTaskWorkflow;
-use crate::delegation_metrics;
 use crate::event_log::EventLog;
 use crate::policies;
 use crate::search_attributes::{A2A_CONTEXT_ID, A2A_TASK_STATE};
 
 /// How long a cancelled parent waits for its stand-ins to confirm before it ends anyway.
 const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
+/// The patch that added `record_delegation_ends`, for the histories written before it.
+const DELEGATION_METRICS_PATCH: &str = "baton.delegation-metrics";
 
 #[workflow]
 pub struct TaskWorkflow {
@@ -63,6 +64,8 @@ pub struct TaskWorkflow {
     push_configs: Vec<PushConfig>,
     /// Changes not yet pushed to those webhooks.
     outbox: Vec<PushDelivery>,
+    /// Sub-tasks resolved since the metrics were last told.
+    ended: Vec<DelegationEnd>,
 }
 
 #[workflow_methods]
@@ -92,6 +95,7 @@ impl TaskWorkflow {
             invalid_input,
             push_configs: Vec::new(),
             outbox: Vec::new(),
+            ended: Vec::new(),
         };
         if let Some(carry) = carry {
             workflow.state = carry.state;
@@ -125,6 +129,7 @@ impl TaskWorkflow {
         }
         loop {
             deliver_pushes(ctx).await;
+            record_delegation_ends(ctx).await;
             if cancel_requested(ctx) {
                 return cancel_everything(ctx).await;
             }
@@ -194,12 +199,8 @@ impl TaskWorkflow {
             self.pending_notes.push(note);
         }
         let after = self.row(&done.workflow_id);
-        delegation_metrics::resolved(
-            ctx.is_replaying(),
-            ctx.task_queue(),
-            before.as_ref(),
-            after.as_ref(),
-        );
+        self.ended
+            .extend(DelegationEnd::of_change(before.as_ref(), after.as_ref()));
         if let Some(row) = after.filter(|row| Some(row) != before.as_ref()) {
             self.log
                 .push(ctx.workflow_time(), TaskEvent::SubTask { row });
@@ -474,6 +475,26 @@ fn record_state(
     });
 }
 
+/// Tells the worker's metrics of the sub-tasks resolved since it last did, in a local activity:
+/// its marker in history keeps a replay from counting them again. Histories written before
+/// Baton counted delegations replay without it.
+async fn record_delegation_ends(ctx: &mut WorkflowContext<TaskWorkflow>) {
+    if ctx.state(|s| s.ended.is_empty()) {
+        return;
+    }
+    let ended = ctx.state_mut(|s| std::mem::take(&mut s.ended));
+    if !ctx.patched(DELEGATION_METRICS_PATCH) {
+        return;
+    }
+    ctx.execute_local_activity(
+        BatonActivities::record_delegation_ends,
+        ended,
+        policies::record_delegation_ends(),
+    )
+    .await
+    .ok();
+}
+
 /// Pushes the changes waiting in the outbox, in order. Delivery is at least once with bounded
 /// retries; a webhook that stays down loses its pushes, never the task.
 async fn deliver_pushes(ctx: &mut WorkflowContext<TaskWorkflow>) {
@@ -617,7 +638,6 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
         };
         (stand_in_id, brief)
     });
-    delegation_metrics::started(ctx.is_replaying(), ctx.task_queue(), &request.agent);
     let created = ctx
         .execute_activity(
             BatonActivities::start_agent_task,
@@ -703,7 +723,7 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
 /// Applies what the parent learned of a child, as a `child_done` would.
 fn record_change(ctx: &WorkflowContext<TaskWorkflow>, stand_in_id: &str, seen: &RemoteSnapshot) {
     let now = ctx.workflow_time();
-    let (before, after) = ctx.state_mut(|s| {
+    ctx.state_mut(|s| {
         let before = s.row(stand_in_id);
         let done = ChildDone {
             workflow_id: stand_in_id.to_string(),
@@ -719,40 +739,31 @@ fn record_change(ctx: &WorkflowContext<TaskWorkflow>, stand_in_id: &str, seen: &
         if let Some(row) = &after {
             s.log.push(now, TaskEvent::SubTask { row: row.clone() });
         }
-        (before, after)
+        s.ended
+            .extend(DelegationEnd::of_change(before.as_ref(), after.as_ref()));
     });
-    delegation_metrics::resolved(
-        ctx.is_replaying(),
-        ctx.task_queue(),
-        before.as_ref(),
-        after.as_ref(),
-    );
 }
 
 fn creation_failed(ctx: &WorkflowContext<TaskWorkflow>, stand_in_id: &str, reason: &str) -> String {
     let now = ctx.workflow_time();
-    let (before, after, note) = ctx.state_mut(|s| {
+    ctx.state_mut(|s| {
         let row = s
             .sub_tasks
             .iter_mut()
             .find(|r| r.workflow_id == stand_in_id)
             .expect("the row was pushed before the creation");
-        let before = row.clone();
         row.state = TaskState::Failed;
         row.summary = Some(reason.to_string());
         row.resolved = true;
         let note = creation_failed_note(row, reason);
         let row = row.clone();
-        s.log.push(now, TaskEvent::SubTask { row: row.clone() });
-        (before, row, note)
-    });
-    delegation_metrics::resolved(
-        ctx.is_replaying(),
-        ctx.task_queue(),
-        Some(&before),
-        Some(&after),
-    );
-    note
+        s.ended.push(DelegationEnd {
+            agent: row.agent.clone(),
+            state: row.state,
+        });
+        s.log.push(now, TaskEvent::SubTask { row });
+        note
+    })
 }
 
 /// Cancels every open stand-in (each cancels its remote task with CancelTask), waits for them to
@@ -804,6 +815,7 @@ async fn cancel_everything(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowR
     }
     set_state(ctx, TaskState::Canceled, Some(reason));
     deliver_pushes(ctx).await;
+    record_delegation_ends(ctx).await;
     Err(WorkflowTermination::cancelled())
 }
 
@@ -819,6 +831,7 @@ async fn finish(
         .flatten();
     set_state(ctx, state, status_message);
     deliver_pushes(ctx).await;
+    record_delegation_ends(ctx).await;
     if state == TaskState::Failed {
         let reason = message.unwrap_or_else(|| "the task failed".into());
         return Err(

@@ -150,6 +150,7 @@ pub async fn activities(
         model.model.clone(),
         prefix,
         settings.server.base_url.clone(),
+        settings.temporal.task_queue.clone(),
     ))
 }
 

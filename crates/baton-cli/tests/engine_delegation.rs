@@ -153,7 +153,7 @@ async fn a_delegation_runs_to_completion_and_the_parent_reads_the_result() {
 }
 
 #[tokio::test]
-async fn each_delegation_is_counted_once_though_every_workflow_task_replays() {
+async fn each_delegation_is_counted_once_though_its_workflows_keep_replaying() {
     let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "work", "--work-seconds", "1"]).await;
     let model = FakeModel::start(vec![
@@ -168,8 +168,9 @@ async fn each_delegation_is_counted_once_though_every_workflow_task_replays() {
     let mut config = WorkerConfig::new(&temporal, &model.base_url())
         .agent("ledger", &peer.url(), "")
         .with_metrics();
-    // No cache: each workflow task replays the workflow's whole history first.
-    config.temporal_extra.push("workflow_cache = 0".into());
+    // A cache of one for two workflows (the parent and its stand-in): each evicts the other, so
+    // most workflow tasks replay the workflow's whole history first.
+    config.temporal_extra.push("workflow_cache = 1".into());
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
     temporal
         .start_task(&config.task_queue, "t-replay", task_input("n", "g"))

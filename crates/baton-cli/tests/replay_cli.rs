@@ -29,10 +29,12 @@ fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// Every history in tests/histories/<generation>/, oldest generation first.
 fn committed_histories() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/histories");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/histories");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root)
         .unwrap()
+        .flat_map(|generation| std::fs::read_dir(generation.unwrap().path()).unwrap())
         .map(|entry| entry.unwrap().path())
         .filter(|path| path.extension().is_some_and(|e| e == "json"))
         .collect();
@@ -47,7 +49,19 @@ fn as_args(paths: &[PathBuf]) -> Vec<&str> {
 #[test]
 fn the_committed_histories_replay_on_this_build() {
     let files = committed_histories();
-    assert!(files.len() >= 3, "{files:?}");
+    assert!(files.len() >= 16, "{files:?}");
+    // Generation 2 records the delegation metrics (a patch marker and a local activity), which
+    // generation 1, written before them, does not have: both must replay.
+    let marker = |generation: &str| {
+        let path = files
+            .iter()
+            .find(|p| p.ends_with(format!("{generation}/front-desk-conversation.json")))
+            .unwrap();
+        let text = std::fs::read_to_string(path).unwrap();
+        text.contains(r#""marker_name":"core_patch""#)
+            && text.contains(r#""marker_name":"core_local_activity""#)
+    };
+    assert!(!marker("1") && marker("2"));
     let output = replay(&as_args(&files));
     let text = stdout(&output);
     assert_eq!(output.status.code(), Some(0), "{text}");
@@ -65,7 +79,7 @@ fn a_history_the_code_no_longer_matches_fails_and_names_the_mismatch() {
     let dir = tempfile::tempdir().unwrap();
     let original = committed_histories()
         .into_iter()
-        .find(|p| p.ends_with("front-desk-conversation.json"))
+        .find(|p| p.ends_with("2/front-desk-conversation.json"))
         .unwrap();
     let text = std::fs::read_to_string(&original).unwrap();
     let renamed = r#""activity_type":{"name":"start_agent_task_v0"}"#;
@@ -102,7 +116,7 @@ fn a_file_that_is_not_a_history_is_refused_naming_it_and_nothing_is_replayed() {
     std::fs::write(dir.path().join("empty.json"), r#"{"events": []}"#).unwrap();
     let conversation = committed_histories()
         .into_iter()
-        .find(|p| p.ends_with("front-desk-conversation.json"))
+        .find(|p| p.ends_with("2/front-desk-conversation.json"))
         .unwrap();
     let other = std::fs::read_to_string(conversation).unwrap().replacen(
         r#""workflow_type":{"name":"TaskWorkflow"}"#,

@@ -154,12 +154,14 @@ fn read_follow_slots(field: &Field<'_>, errors: &mut Errors) -> Option<usize> {
     Some(value as usize)
 }
 
+/// At least 1: the Temporal SDK cannot run a local activity (the parent's metrics) in a worker
+/// that caches no workflow.
 fn read_workflow_cache(field: &Field<'_>, errors: &mut Errors) -> Option<usize> {
     let value = field.integer("an integer like 50", errors)?;
-    if !(0..=MAX_WORKFLOW_CACHE).contains(&value) {
+    if !(1..=MAX_WORKFLOW_CACHE).contains(&value) {
         field.fail(
             errors,
-            format!("must be between 0 (no cache) and {MAX_WORKFLOW_CACHE} (got {value})"),
+            format!("must be between 1 and {MAX_WORKFLOW_CACHE} (got {value})"),
         );
         return None;
     }
@@ -224,19 +226,17 @@ mod tests {
     }
 
     #[test]
-    fn workflow_cache_is_a_bounded_integer_and_zero_turns_it_off() {
-        for (value, expected) in [("0", 0), ("1000", 1000)] {
+    fn workflow_cache_is_a_bounded_positive_integer() {
+        for (value, expected) in [("1", 1), ("1000", 1000)] {
             let temporal = parse(&format!("[temporal]\nworkflow_cache = {value}"))
                 .unwrap()
                 .temporal;
             assert_eq!(temporal.workflow_cache, expected);
         }
         for (value, message) in [
-            ("-1", "must be between 0 (no cache) and 100000 (got -1)"),
-            (
-                "100001",
-                "must be between 0 (no cache) and 100000 (got 100001)",
-            ),
+            ("0", "must be between 1 and 100000 (got 0)"),
+            ("-1", "must be between 1 and 100000 (got -1)"),
+            ("100001", "must be between 1 and 100000 (got 100001)"),
             ("1.5", "must be an integer like 50 (got a float)"),
         ] {
             assert_only_error(

@@ -128,6 +128,9 @@ pub async fn run(args: DelegationArgs) -> anyhow::Result<ExitCode> {
     if args.parents == 0 || args.concurrency == 0 {
         bail!("--parents and --concurrency must be at least 1");
     }
+    if args.max_cached_workflows == Some(0) {
+        bail!("--max-cached-workflows must be at least 1, as temporal.workflow_cache");
+    }
     let started = Instant::now();
     let dir = tempfile::Builder::new()
         .prefix("baton-bench-")

@@ -1,32 +1,26 @@
-//! Delegation counters, recorded by the parent: a delegation starts when its row is added and
-//! finishes when the row is resolved. Nothing is recorded while the workflow replays, since a
-//! replay re-runs code whose effects its history already holds (so a worker that crashes
-//! between running the code and completing the workflow task may count a delegation twice).
+//! Delegation counters. They are recorded by activities, never by workflow code: workflow code
+//! runs again whenever a workflow is replayed (after a cache eviction, or to answer a query), and
+//! the SDK does not always flag those runs as replays. An activity runs once per attempt.
+//!
+//! - `start_agent_task` counts the start;
+//! - `record_delegation_ends`, a local activity of the parent, counts the rows it resolved since
+//!   it last ran. Its result is a marker in the parent's history, so a replay never runs it again.
+//!
+//! Either may count twice only when a worker dies after the activity ran and before Temporal
+//! recorded it.
 
 use baton_metrics::DelegationOutcome;
-use baton_proto::{SubTaskRow, TaskState};
+use baton_proto::{DelegationEnd, TaskState};
 
-pub(crate) fn started(replaying: bool, task_queue: &str, agent: &str) {
-    if !replaying {
-        baton_metrics::global().delegation_started(task_queue, agent);
-    }
+pub(crate) fn record_started(task_queue: &str, agent: &str) {
+    baton_metrics::global().delegation_started(task_queue, agent);
 }
 
-/// Records `after` as finished when it was resolved by the change from `before`.
-pub(crate) fn resolved(
-    replaying: bool,
-    task_queue: &str,
-    before: Option<&SubTaskRow>,
-    after: Option<&SubTaskRow>,
-) {
-    let Some(after) = after.filter(|row| row.resolved) else {
-        return;
-    };
-    if replaying || before.is_some_and(|row| row.resolved) {
-        return;
-    }
-    if let Some(outcome) = outcome_of(after.state) {
-        baton_metrics::global().delegation_finished(task_queue, &after.agent, outcome);
+pub(crate) fn record_ends(task_queue: &str, ends: &[DelegationEnd]) {
+    for end in ends {
+        if let Some(outcome) = outcome_of(end.state) {
+            baton_metrics::global().delegation_finished(task_queue, &end.agent, outcome);
+        }
     }
 }
 
