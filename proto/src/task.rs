@@ -228,20 +228,6 @@ pub struct DelegationEnd {
     pub state: TaskState,
 }
 
-impl DelegationEnd {
-    /// The end the change of a row from `before` to `after` makes, if it resolved the row.
-    pub fn of_change(before: Option<&SubTaskRow>, after: Option<&SubTaskRow>) -> Option<Self> {
-        let after = after.filter(|row| row.resolved)?;
-        if before.is_some_and(|row| row.resolved) {
-            return None;
-        }
-        Some(DelegationEnd {
-            agent: after.agent.clone(),
-            state: after.state,
-        })
-    }
-}
-
 /// The `child_done` signal a stand-in sends its parent on each change it hears.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -426,39 +412,6 @@ impl<'de> Deserialize<'de> for TaskStart {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    fn row(state: TaskState, resolved: bool) -> SubTaskRow {
-        SubTaskRow {
-            workflow_id: "t-1.1".into(),
-            name: "balance".into(),
-            agent: "ledger".into(),
-            remote_task_id: Some("r-1".into()),
-            state,
-            sub_state: None,
-            summary: None,
-            resolved,
-        }
-    }
-
-    #[test]
-    fn a_delegation_ends_once_when_its_row_is_resolved() {
-        let working = row(TaskState::Working, false);
-        let done = row(TaskState::Completed, true);
-        assert_eq!(
-            DelegationEnd::of_change(Some(&working), Some(&done)),
-            Some(DelegationEnd {
-                agent: "ledger".into(),
-                state: TaskState::Completed
-            })
-        );
-        assert_eq!(DelegationEnd::of_change(Some(&done), Some(&done)), None);
-        let asking = row(TaskState::InputRequired, false);
-        assert_eq!(
-            DelegationEnd::of_change(Some(&working), Some(&asking)),
-            None
-        );
-        assert_eq!(DelegationEnd::of_change(None, None), None);
-    }
 
     #[test]
     fn a_task_start_reads_a_valid_input_and_keeps_a_bad_one_with_its_reason() {

@@ -13,7 +13,9 @@ use baton_core::completion::{Completion, decide_completion};
 use baton_core::context::render_task_section;
 use baton_core::spawn_subtask::{SPAWN_SUBTASK, SpawnRequest, ToolError, validate_spawn};
 use baton_core::sub_tasks::AWAITING_NEXT_MESSAGE;
-use baton_core::sub_tasks::{apply_child_done, creation_failed_note, map_remote_state};
+use baton_core::sub_tasks::{
+    apply_child_done, creation_failed_note, delegation_end, map_remote_state,
+};
 use baton_core::tool_result::{spawned_content, tool_error_content};
 use baton_proto::{
     ChildDone, DelegationEnd, EventPage, HistoryItem, InboxMessage, InboxReceipt, InvokeModelIn,
@@ -200,7 +202,7 @@ impl TaskWorkflow {
         }
         let after = self.row(&done.workflow_id);
         self.ended
-            .extend(DelegationEnd::of_change(before.as_ref(), after.as_ref()));
+            .extend(delegation_end(before.as_ref(), after.as_ref()));
         if let Some(row) = after.filter(|row| Some(row) != before.as_ref()) {
             self.log
                 .push(ctx.workflow_time(), TaskEvent::SubTask { row });
@@ -740,7 +742,7 @@ fn record_change(ctx: &WorkflowContext<TaskWorkflow>, stand_in_id: &str, seen: &
             s.log.push(now, TaskEvent::SubTask { row: row.clone() });
         }
         s.ended
-            .extend(DelegationEnd::of_change(before.as_ref(), after.as_ref()));
+            .extend(delegation_end(before.as_ref(), after.as_ref()));
     });
 }
 

@@ -60,16 +60,7 @@ impl AgentProcess {
             .context("creating the Temporal worker")?;
         let follow_worker = Worker::new(runtime, client.clone(), follow_options)
             .context("creating the Temporal worker of the follow queue")?;
-        let http = match &settings.server.base_url {
-            Some(_) => Some(
-                crate::http_server::start(
-                    settings.server.bind,
-                    crate::gateway::routes(settings, client.clone()),
-                )
-                .await?,
-            ),
-            None => None,
-        };
+        let http = serve_gateway(settings, client).await?;
         Ok(AgentProcess {
             worker,
             follow_worker,
@@ -151,6 +142,20 @@ pub async fn activities(
         prefix,
         settings.server.base_url.clone(),
         settings.temporal.task_queue.clone(),
+    ))
+}
+
+/// The gateway (with the push receiver) on `server.bind`, when `server.base_url` is set.
+pub async fn serve_gateway(
+    settings: &Settings,
+    client: &Client,
+) -> anyhow::Result<Option<HttpServer>> {
+    if settings.server.base_url.is_none() {
+        return Ok(None);
+    }
+    let routes = crate::gateway::routes(settings, client.clone());
+    Ok(Some(
+        crate::http_server::start(settings.server.bind, routes).await?,
     ))
 }
 

@@ -8,7 +8,7 @@
 //!
 //! Exit code: 0 when every history replays, 1 when one does not, 2 when a history cannot be read.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -189,12 +189,13 @@ async fn list(client: &Client, query: &str) -> anyhow::Result<Vec<String>> {
         .collect()
         .await;
     let mut ids = Vec::new();
+    let mut seen = HashSet::new();
     for run in runs {
         let id = run
             .with_context(|| format!("listing the workflows of {query:?}"))?
             .id()
             .to_string();
-        if !ids.contains(&id) {
+        if seen.insert(id.clone()) {
             ids.push(id);
         }
     }

@@ -6,7 +6,7 @@
 //! ended, or it newly waits for input or authorisation. A sub-task that
 //! merely works, or repeats the state it is already in, stays quiet.
 
-use baton_proto::{ChildDone, RemoteSnapshot, SubTaskRow, TaskState};
+use baton_proto::{ChildDone, DelegationEnd, RemoteSnapshot, SubTaskRow, TaskState};
 
 use crate::context::clean;
 
@@ -96,6 +96,21 @@ pub fn creation_failed_note(row: &SubTaskRow, reason: &str) -> String {
     )
 }
 
+/// The end a change of a row from `before` to `after` makes, if it resolved the row.
+pub fn delegation_end(
+    before: Option<&SubTaskRow>,
+    after: Option<&SubTaskRow>,
+) -> Option<DelegationEnd> {
+    let after = after.filter(|row| row.resolved)?;
+    if before.is_some_and(|row| row.resolved) {
+        return None;
+    }
+    Some(DelegationEnd {
+        agent: after.agent.clone(),
+        state: after.state,
+    })
+}
+
 /// The rows the parent still waits for, in row order.
 pub fn unresolved(rows: &[SubTaskRow]) -> Vec<&SubTaskRow> {
     rows.iter().filter(|row| !row.resolved).collect()
@@ -139,6 +154,36 @@ mod tests {
             summary: None,
             resolved: false,
         }
+    }
+
+    fn row_in(state: TaskState, resolved: bool) -> SubTaskRow {
+        SubTaskRow {
+            workflow_id: "t-1.1".into(),
+            name: "balance".into(),
+            agent: "ledger".into(),
+            remote_task_id: Some("r-1".into()),
+            state,
+            sub_state: None,
+            summary: None,
+            resolved,
+        }
+    }
+
+    #[test]
+    fn a_delegation_ends_once_when_its_row_is_resolved() {
+        let working = row_in(TaskState::Working, false);
+        let done = row_in(TaskState::Completed, true);
+        assert_eq!(
+            delegation_end(Some(&working), Some(&done)),
+            Some(DelegationEnd {
+                agent: "ledger".into(),
+                state: TaskState::Completed
+            })
+        );
+        assert_eq!(delegation_end(Some(&done), Some(&done)), None);
+        let asking = row_in(TaskState::InputRequired, false);
+        assert_eq!(delegation_end(Some(&working), Some(&asking)), None);
+        assert_eq!(delegation_end(None, None), None);
     }
 
     fn rows() -> Vec<SubTaskRow> {

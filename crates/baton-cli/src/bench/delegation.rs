@@ -940,4 +940,30 @@ mod tests {
         let settings = Settings::parse(&default, Path::new("/tmp/b"), &|_| None).unwrap();
         assert_eq!(settings.temporal.embedded.binary, PathBuf::from("temporal"));
     }
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: DelegationArgs,
+    }
+
+    #[tokio::test]
+    async fn arguments_that_cannot_run_are_refused_before_anything_starts() {
+        use clap::Parser;
+        for (flags, error) in [
+            (
+                &["--parents", "0"][..],
+                "--parents and --concurrency must be at least 1",
+            ),
+            (
+                &["--max-cached-workflows", "0"][..],
+                "--max-cached-workflows must be at least 1, as temporal.workflow_cache",
+            ),
+        ] {
+            let cli =
+                Cli::try_parse_from(std::iter::once("bench").chain(flags.iter().copied())).unwrap();
+            let refused = run(cli.args).await.unwrap_err();
+            assert_eq!(refused.to_string(), error);
+        }
+    }
 }

@@ -53,16 +53,7 @@ where
         .context("creating the Temporal worker of the follow queue")?;
     let shutdown = worker.shutdown_handle();
     let shutdown_follows = follow_worker.shutdown_handle();
-    let http = match &settings.server.base_url {
-        Some(_) => Some(
-            crate::http_server::start(
-                settings.server.bind,
-                crate::gateway::routes(settings, client.clone()),
-            )
-            .await?,
-        ),
-        None => None,
-    };
+    let http = crate::agent_process::serve_gateway(settings, &client).await?;
 
     let body = tokio::spawn(body);
     let abort = body.abort_handle();
