@@ -13,15 +13,14 @@ use a2a::{
 };
 use a2a_server::{RequestHandler, ServiceParams};
 use async_trait::async_trait;
+use baton_core::derived_id::derived_id;
 use baton_core::extensions::SUPPORTED_EXTENSIONS;
-use baton_core::push_token::hex;
 use baton_proto::{EventPage, InboxReceipt, PushConfig, TaskState, TaskView};
 use baton_workflows::TaskWorkflow;
 use baton_workflows::search_attributes::{
     A2A_CONTEXT_ID, A2A_TASK_STATE, BATON_AGENT, BATON_PARTICIPANTS,
 };
 use futures::stream::BoxStream;
-use sha2::{Digest, Sha256};
 use temporalio_client::errors::{
     WorkflowQueryError, WorkflowUpdateError, WorkflowUpdateWithStartError,
 };
@@ -529,19 +528,6 @@ impl RequestHandler for TemporalHandler {
     ) -> Result<AgentCard, A2AError> {
         Err(A2AError::extended_card_not_configured())
     }
-}
-
-/// A stable id from its parts, shaped as a UUID.
-fn derived_id(parts: &[&str]) -> String {
-    let digest = hex(&Sha256::digest(parts.join("\n").as_bytes()));
-    format!(
-        "{}-{}-{}-{}-{}",
-        &digest[0..8],
-        &digest[8..12],
-        &digest[12..16],
-        &digest[16..20],
-        &digest[20..32]
-    )
 }
 
 fn update_error(task_id: &str, error: WorkflowUpdateError) -> A2AError {
