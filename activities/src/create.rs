@@ -1,31 +1,133 @@
 //! `start_agent_task`: send the brief with SendStreamingMessage and read until the agent has
 //! the task past SUBMITTED. Leaving earlier could abandon a request the agent has not acted on;
 //! staying longer would hold a stream the stand-in will reopen if it needs one.
+//!
+//! A creation is retried (a worker killed mid-call, an agent down for a while), and a create is
+//! not idempotent, so every attempt after the first looks first: the brief opened a context of
+//! its own, and a task found in it is what an earlier attempt created, adopted instead of made
+//! again. An agent that cannot list its tasks gets the same brief again, with the same
+//! `messageId`, which an agent that deduplicates messages (Baton does) takes as a repeat.
 
 use std::time::Duration;
 
-use a2a::{Message, Part, PartContent, Role, StreamResponse};
-use baton_a2a::RemoteAgent;
+use a2a::{Message, Part, PartContent, Role, StreamResponse, Task};
 use baton_a2a::snapshot::{after_event, message_text, of_status_update, of_task};
+use baton_a2a::{AgentError, RemoteAgent};
 use baton_core::extensions::ENVELOPE_MEDIA_TYPE;
-use baton_proto::{RemoteSnapshot, StartAgentTaskIn, StartAgentTaskOut, TaskState};
+use baton_proto::{
+    CancelContextIn, RemoteSnapshot, StartAgentTaskIn, StartAgentTaskOut, TaskState,
+};
 use futures::StreamExt;
-use temporalio_sdk::activities::ActivityContext;
+use temporalio_sdk::activities::{ActivityContext, ActivityError};
 
 use crate::heartbeat::heartbeating;
+
+/// How many tasks of one delegation's context are read: one is expected, a few more mean an
+/// agent that ignored a repeated `messageId`.
+const CONTEXT_PAGE: i32 = 20;
 
 pub async fn start_agent_task(
     ctx: &ActivityContext,
     agent: &RemoteAgent,
     input: &StartAgentTaskIn,
-) -> StartAgentTaskOut {
-    let message = brief_message(agent, input);
-    match heartbeating(ctx, create(agent, message)).await {
-        Ok(outcome) => outcome,
-        Err(_) => StartAgentTaskOut::Failed {
-            reason: "the creation was cancelled".into(),
-        },
+) -> Result<StartAgentTaskOut, ActivityError> {
+    let attempt = ctx.info().attempt;
+    let failure = match heartbeating(ctx, attempt_creation(agent, input, attempt)).await? {
+        Ok(outcome) => return Ok(outcome),
+        Err(failure) => failure,
+    };
+    let waited = crate::since_first_attempt(ctx.info());
+    if waited >= agent.create_timeout() {
+        // Out of time: the workflow resolves the row FAILED and cancels what the context holds.
+        return Ok(StartAgentTaskOut::Failed {
+            reason: format!(
+                "{failure} (no answer after {attempt} attempts in {}s; agents[].create_timeout \
+                 is {}s)",
+                waited.as_secs(),
+                agent.create_timeout().as_secs()
+            ),
+        });
     }
+    tracing::warn!(
+        stand_in = %input.stand_in_id,
+        agent = %input.agent,
+        attempt,
+        "creating the sub-task failed, to be retried: {failure}"
+    );
+    Err(ActivityError::from(anyhow::anyhow!(failure)))
+}
+
+/// One attempt. `Err` is a failure worth another attempt, with its reason.
+async fn attempt_creation(
+    agent: &RemoteAgent,
+    input: &StartAgentTaskIn,
+    attempt: u32,
+) -> Result<StartAgentTaskOut, String> {
+    if attempt > 1
+        && let Some(context_id) = &input.context_id
+        && let Some(task) = earlier_attempt(agent, input, context_id).await?
+    {
+        tracing::info!(
+            stand_in = %input.stand_in_id,
+            agent = %input.agent,
+            attempt,
+            "adopted task {} that an earlier attempt created", task.remote_task_id
+        );
+        return Ok(StartAgentTaskOut::Started { task });
+    }
+    create(agent, brief_message(agent, input)).await
+}
+
+/// The task an earlier attempt created in `context_id`, if the agent can say. A lookup that
+/// got no answer fails the attempt (it is retried); an agent that cannot list tasks is asked
+/// to create again.
+async fn earlier_attempt(
+    agent: &RemoteAgent,
+    input: &StartAgentTaskIn,
+    context_id: &str,
+) -> Result<Option<RemoteSnapshot>, String> {
+    match agent.tasks_in_context(context_id, CONTEXT_PAGE).await {
+        Ok(tasks) => Ok(adopt(agent, input, tasks).await),
+        Err(error) if error.is_transient() => Err(format!(
+            "looking for the task an earlier attempt may have created: {error}"
+        )),
+        Err(error) => {
+            tracing::warn!(
+                stand_in = %input.stand_in_id,
+                agent = %input.agent,
+                "the agent cannot list the tasks of a context, so the brief is sent again with \
+                 the same messageId: {error}"
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// Adopts one task of the context (an open one first) and cancels the others, best effort.
+async fn adopt(
+    agent: &RemoteAgent,
+    input: &StartAgentTaskIn,
+    mut tasks: Vec<Task>,
+) -> Option<RemoteSnapshot> {
+    let open = tasks
+        .iter()
+        .position(|t| !of_task(t).state.is_terminal())
+        .unwrap_or(0);
+    if tasks.is_empty() {
+        return None;
+    }
+    let adopted = tasks.swap_remove(open);
+    for extra in tasks.iter().filter(|t| !of_task(t).state.is_terminal()) {
+        tracing::warn!(
+            stand_in = %input.stand_in_id,
+            agent = %input.agent,
+            "the agent made task {} for a brief it already had as task {}: cancelling it",
+            extra.id,
+            adopted.id
+        );
+        agent.cancel_task(&extra.id).await.ok();
+    }
+    Some(of_task(&adopted))
 }
 
 /// The brief: one text part and, when the card advertises the task extension, the envelope.
@@ -47,7 +149,7 @@ fn brief_message(agent: &RemoteAgent, input: &StartAgentTaskIn) -> Message {
     }
     Message {
         message_id: input.message_id.clone(),
-        context_id: None,
+        context_id: input.context_id.clone(),
         task_id: None,
         role: Role::User,
         parts,
@@ -61,16 +163,13 @@ fn brief_message(agent: &RemoteAgent, input: &StartAgentTaskIn) -> Message {
 /// Well inside the activity's own timeout, so a task id already seen is never lost.
 const READ_LIMIT: Duration = Duration::from_secs(90);
 
-/// Reads the stream until the task exists past SUBMITTED. The stream is dropped, so closed, on
-/// every return.
-async fn create(agent: &RemoteAgent, message: Message) -> StartAgentTaskOut {
+/// Reads the stream until the task exists past SUBMITTED. `Err` is a failure worth another
+/// attempt (no answer, a broken stream, an internal error); the agent's own refusal is the
+/// outcome `Failed`. The stream is dropped, so closed, on every return.
+async fn create(agent: &RemoteAgent, message: Message) -> Result<StartAgentTaskOut, String> {
     let mut stream = match agent.send_streaming(message).await {
         Ok(stream) => stream,
-        Err(error) => {
-            return StartAgentTaskOut::Failed {
-                reason: error.to_string(),
-            };
-        }
+        Err(error) => return refused_or_retry(error),
     };
     let mut seen: Option<RemoteSnapshot> = None;
     let deadline = tokio::time::Instant::now() + READ_LIMIT;
@@ -79,7 +178,7 @@ async fn create(agent: &RemoteAgent, message: Message) -> StartAgentTaskOut {
             Ok(Some(event)) => event,
             Ok(None) => break,
             Err(_) => {
-                return failed_or_started(
+                return started_or_retry(
                     seen,
                     format!("the agent did not create the task within {READ_LIMIT:?}"),
                 );
@@ -87,14 +186,14 @@ async fn create(agent: &RemoteAgent, message: Message) -> StartAgentTaskOut {
         };
         let event = match event {
             Ok(event) => event,
-            Err(error) => return failed_or_started(seen, format!("the stream failed: {error}")),
+            Err(error) => return started_or_retry(seen, format!("the stream failed: {error}")),
         };
         if let StreamResponse::Message(answer) = &event
             && seen.is_none()
         {
-            return StartAgentTaskOut::Answered {
+            return Ok(StartAgentTaskOut::Answered {
                 text: message_text(answer).unwrap_or_default(),
-            };
+            });
         }
         let next = match (&seen, &event) {
             (_, StreamResponse::Task(task)) => Some(of_task(task)),
@@ -104,21 +203,65 @@ async fn create(agent: &RemoteAgent, message: Message) -> StartAgentTaskOut {
         };
         if let Some(next) = next {
             if next.state != TaskState::Submitted {
-                return StartAgentTaskOut::Started { task: next };
+                return Ok(StartAgentTaskOut::Started { task: next });
             }
             seen = Some(next);
         }
     }
-    failed_or_started(
+    started_or_retry(
         seen,
         "the agent closed the stream before creating a task".into(),
     )
 }
 
-/// A stream that ended early still created the task if it named one: the stand-in follows it.
-fn failed_or_started(seen: Option<RemoteSnapshot>, reason: String) -> StartAgentTaskOut {
-    match seen {
-        Some(task) => StartAgentTaskOut::Started { task },
-        None => StartAgentTaskOut::Failed { reason },
+/// The agent refused the brief: final. No answer at all: another attempt.
+fn refused_or_retry(error: AgentError) -> Result<StartAgentTaskOut, String> {
+    if error.is_transient() {
+        Err(error.to_string())
+    } else {
+        Ok(StartAgentTaskOut::Failed {
+            reason: error.to_string(),
+        })
     }
+}
+
+/// A stream that ended early still created the task if it named one: the stand-in follows it.
+fn started_or_retry(
+    seen: Option<RemoteSnapshot>,
+    reason: String,
+) -> Result<StartAgentTaskOut, String> {
+    match seen {
+        Some(task) => Ok(StartAgentTaskOut::Started { task }),
+        None => Err(reason),
+    }
+}
+
+/// Cancels every unfinished task of a delegation's context: what an attempt may have created
+/// before the creation failed for good or was given up. Returns how many it cancelled.
+pub async fn cancel_context_tasks(
+    agent: &RemoteAgent,
+    input: &CancelContextIn,
+) -> Result<u32, ActivityError> {
+    let tasks = agent
+        .tasks_in_context(&input.context_id, CONTEXT_PAGE)
+        .await
+        .map_err(|error| ActivityError::from(anyhow::anyhow!(error.to_string())))?;
+    let mut cancelled = 0;
+    for task in tasks.iter().filter(|t| !of_task(t).state.is_terminal()) {
+        match agent.cancel_task(&task.id).await {
+            Ok(_) => {}
+            Err(error) if error.is_transient() => {
+                return Err(ActivityError::from(anyhow::anyhow!(error.to_string())));
+            }
+            // Ended meanwhile, or not cancelable: nothing left to stop.
+            Err(_) => continue,
+        }
+        tracing::info!(
+            stand_in = %input.stand_in_id,
+            agent = %input.agent,
+            "cancelled task {} left by a creation that did not finish", task.id
+        );
+        cancelled += 1;
+    }
+    Ok(cancelled)
 }

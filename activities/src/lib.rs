@@ -18,9 +18,11 @@ use std::time::Duration;
 
 use baton_a2a::{Registry, RemoteAgent};
 use baton_model::ModelProvider;
+use baton_proto::failure_types::AGENT_UNKNOWN;
 use baton_proto::{
-    DelegationEnd, DeletePushIn, FollowIn, FollowOut, InvokeModelIn, InvokeModelOut, PushDelivery,
-    RemoteSnapshot, RemoteTaskIn, RemoteWatch, StartAgentTaskIn, StartAgentTaskOut,
+    CancelContextIn, DelegationEnd, DeletePushIn, FollowIn, FollowOut, InvokeModelIn,
+    InvokeModelOut, PushDelivery, RemoteSnapshot, RemoteTaskIn, RemoteWatch, StartAgentTaskIn,
+    StartAgentTaskOut,
 };
 use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
@@ -35,6 +37,14 @@ pub use model_turn::StaticPrefix;
 pub const FOLLOW_WINDOW: Duration = Duration::from_secs(600);
 /// How often long activities heartbeat.
 pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
+/// The engine's own bound on a creation, all attempts included: past the longest
+/// `agents[].create_timeout`, which `start_agent_task` applies itself.
+pub const CREATE_BACKSTOP: Duration =
+    Duration::from_secs(baton_config::MAX_CREATE_TIMEOUT.as_secs() + 900);
+/// The engine's own bound on a model turn, all attempts included: past the longest
+/// `model.retry_for`, which `invoke_model` applies itself.
+pub const MODEL_BACKSTOP: Duration =
+    Duration::from_secs(baton_config::MAX_MODEL_RETRY_FOR.as_secs() + 900);
 
 /// What the activities need from the worker, shared by every activity task. A clone shares all
 /// of it (the follow queue's worker holds one).
@@ -43,6 +53,8 @@ pub struct BatonActivities {
     registry: Arc<Registry>,
     model: Arc<dyn ModelProvider>,
     default_model: String,
+    /// `model.retry_for`: how long a model turn keeps retrying.
+    model_retry_for: Duration,
     prefix: StaticPrefix,
     /// `server.base_url`: where agents can push to this Baton. Without it, nothing pushes.
     push_base: Option<Url>,
@@ -57,7 +69,7 @@ impl BatonActivities {
     pub fn new(
         registry: Arc<Registry>,
         model: Arc<dyn ModelProvider>,
-        default_model: String,
+        model_settings: &baton_config::ModelSettings,
         prefix: StaticPrefix,
         push_base: Option<Url>,
         task_queue: String,
@@ -65,7 +77,8 @@ impl BatonActivities {
         BatonActivities {
             registry,
             model,
-            default_model,
+            default_model: model_settings.model.clone(),
+            model_retry_for: model_settings.retry_for,
             prefix,
             push_base,
             follow_window: FOLLOW_WINDOW,
@@ -83,7 +96,7 @@ impl BatonActivities {
     fn agent(&self, id: &str) -> Result<&RemoteAgent, ActivityError> {
         self.registry.get(id).ok_or_else(|| {
             non_retryable(
-                "agent.unknown",
+                AGENT_UNKNOWN,
                 format!("agent {id:?} is not registered on this worker"),
             )
         })
@@ -92,20 +105,33 @@ impl BatonActivities {
 
 #[activities]
 impl BatonActivities {
-    /// Creates the remote task with the brief; one attempt, since a create is not idempotent.
+    /// Creates the remote task with the brief. Retried: each attempt after the first adopts
+    /// the task an earlier one created, if any.
     #[activity(name = "start_agent_task")]
     pub async fn start_agent_task(
         self: Arc<Self>,
         ctx: ActivityContext,
         input: StartAgentTaskIn,
     ) -> Result<StartAgentTaskOut, ActivityError> {
-        delegation_metrics::record_started(&self.task_queue, &input.agent);
+        if ctx.info().attempt == 1 {
+            delegation_metrics::record_started(&self.task_queue, &input.agent);
+        }
         let Some(agent) = self.registry.get(&input.agent) else {
             return Ok(StartAgentTaskOut::Failed {
                 reason: format!("agent {:?} is not registered on this worker", input.agent),
             });
         };
-        Ok(create::start_agent_task(&ctx, agent, &input).await)
+        create::start_agent_task(&ctx, agent, &input).await
+    }
+
+    /// Cancels the unfinished tasks of a delegation's context, after its creation failed.
+    #[activity(name = "cancel_context_tasks")]
+    pub async fn cancel_context_tasks(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        input: CancelContextIn,
+    ) -> Result<u32, ActivityError> {
+        create::cancel_context_tasks(self.agent(&input.agent)?, &input).await
     }
 
     /// GetTask on the remote task.
@@ -182,13 +208,15 @@ impl BatonActivities {
         Ok(())
     }
 
-    /// One model turn behind the worker's static prefix.
+    /// One model turn behind the worker's static prefix. Errors worth retrying are retried
+    /// for `model.retry_for`, honouring the provider's `Retry-After`.
     #[activity(name = "invoke_model")]
     pub async fn invoke_model(
         self: Arc<Self>,
         ctx: ActivityContext,
         input: InvokeModelIn,
     ) -> Result<InvokeModelOut, ActivityError> {
+        let task_id = input.task_id.clone();
         let turn = model_turn::invoke(
             self.model.as_ref(),
             &self.default_model,
@@ -198,13 +226,32 @@ impl BatonActivities {
         );
         let turn = heartbeating(&ctx, turn).await?;
         let metrics = baton_metrics::global();
-        let task_queue = &ctx.info().task_queue;
-        match &turn {
-            Ok(out) => metrics.model_turn_answered(task_queue, out.input_tokens, out.output_tokens),
-            Err(_) => metrics.model_turn_failed(task_queue),
+        let info = ctx.info();
+        match turn {
+            Ok(out) => {
+                metrics.model_turn_answered(&info.task_queue, out.input_tokens, out.output_tokens);
+                Ok(out)
+            }
+            Err(error) => {
+                metrics.model_turn_failed(&info.task_queue);
+                let waited = since_first_attempt(info);
+                Err(model_turn::failed_attempt(
+                    &task_id,
+                    info.attempt,
+                    waited,
+                    self.model_retry_for,
+                    error,
+                ))
+            }
         }
-        turn
     }
+}
+
+/// How long ago the first attempt of this activity was scheduled.
+fn since_first_attempt(info: &temporalio_sdk::activities::ActivityInfo) -> Duration {
+    info.scheduled_time
+        .and_then(|first| first.elapsed().ok())
+        .unwrap_or_default()
 }
 
 /// A failure the workflow must not retry, with a stable type name it can read.

@@ -6,7 +6,10 @@ use baton_a2a::Registry;
 use baton_core::context::render_note;
 use baton_core::push_token::hex;
 use baton_core::spawn_subtask::{SPAWN_SUBTASK, spawn_subtask_schema};
-use baton_model::{ChatMessage, ModelProvider, ModelRequest, ToolCall, ToolSpec};
+use std::time::Duration;
+
+use baton_model::{ChatMessage, ModelError, ModelProvider, ModelRequest, ToolCall, ToolSpec};
+use baton_proto::failure_types::PROVIDER_FAILED;
 use baton_proto::{HistoryItem, InvokeModelIn, InvokeModelOut, Source, ToolCallRecord};
 use sha2::{Digest, Sha256};
 use temporalio_sdk::activities::ActivityError;
@@ -41,7 +44,7 @@ pub async fn invoke(
     prefix: &StaticPrefix,
     registry: &Registry,
     input: InvokeModelIn,
-) -> Result<InvokeModelOut, ActivityError> {
+) -> Result<InvokeModelOut, ModelError> {
     let request = ModelRequest {
         model: input.model.unwrap_or_else(|| default_model.to_string()),
         system: prefix.text.clone(),
@@ -54,13 +57,7 @@ pub async fn invoke(
         reasoning_effort: input.reasoning_effort,
         max_output_tokens: None,
     };
-    let response = model.complete(&request).await.map_err(|error| {
-        if error.retryable {
-            ActivityError::from(anyhow::anyhow!(error.message))
-        } else {
-            non_retryable("provider.failed", error.message)
-        }
-    })?;
+    let response = model.complete(&request).await?;
     tracing::debug!(task = %input.task_id, tokens_in = response.usage.input_tokens, tokens_out = response.usage.output_tokens, "model turn");
     Ok(InvokeModelOut {
         text: response.text,
@@ -79,6 +76,59 @@ pub async fn invoke(
         agents: registry.ids().into_iter().collect(),
     })
 }
+
+/// What a failed model call makes of the activity attempt: another attempt, after the
+/// provider's `Retry-After` when it sent one, while the error is worth retrying and
+/// `retry_for` has not run out since the first attempt; otherwise a failure the workflow does
+/// not retry, which fails the task with the provider's message. Each is logged with the task.
+pub fn failed_attempt(
+    task_id: &str,
+    attempt: u32,
+    waited: Duration,
+    retry_for: Duration,
+    error: ModelError,
+) -> ActivityError {
+    if !error.retryable {
+        tracing::warn!(task = %task_id, attempt, "the model call failed for good: {}", error.message);
+        return non_retryable(PROVIDER_FAILED, error.message);
+    }
+    if waited >= retry_for {
+        tracing::warn!(
+            task = %task_id,
+            attempt,
+            "the model call still fails after {}s, giving up (model.retry_for): {}",
+            waited.as_secs(),
+            error.message
+        );
+        return non_retryable(
+            PROVIDER_FAILED,
+            format!(
+                "{} (still failing after {attempt} attempts in {}s; model.retry_for is {}s)",
+                error.message,
+                waited.as_secs(),
+                retry_for.as_secs()
+            ),
+        );
+    }
+    let left = retry_for - waited;
+    let delay = error.retry_after.map(|asked| asked.min(left));
+    tracing::warn!(
+        task = %task_id,
+        attempt,
+        retry_after = ?delay,
+        "the model call failed, to be retried: {}",
+        error.message
+    );
+    ActivityError::application(
+        temporalio_sdk::ApplicationFailure::builder(anyhow::anyhow!(error.message))
+            .type_name(MODEL_RETRYING.to_string())
+            .maybe_next_retry_delay(delay)
+            .build(),
+    )
+}
+
+/// The type of a model failure that is retried.
+const MODEL_RETRYING: &str = "provider.retrying";
 
 /// The task section first, then the history; anything an agent wrote is framed as untrusted.
 fn messages(task_section: &str, history: &[HistoryItem]) -> Vec<ChatMessage> {

@@ -3,13 +3,11 @@
 
 use baton_a2a::snapshot::of_task;
 use baton_a2a::{AgentError, RemoteAgent};
+use baton_proto::failure_types::TASK_NOT_FOUND;
 use baton_proto::{DeletePushIn, RemoteSnapshot, RemoteTaskIn};
 use temporalio_sdk::activities::ActivityError;
 
 use crate::non_retryable;
-
-/// A2A's TaskNotFoundError: the agent no longer knows the task.
-const TASK_NOT_FOUND: i32 = -32001;
 
 pub async fn get(
     agent: &RemoteAgent,
@@ -46,8 +44,8 @@ pub async fn delete_push(agent: &RemoteAgent, input: &DeletePushIn) -> Result<()
 /// A task the agent no longer knows is final for the workflow; anything else may pass.
 pub fn classify(error: AgentError) -> ActivityError {
     match &error {
-        AgentError::Call { source, .. } if source.code == TASK_NOT_FOUND => {
-            non_retryable("remote.task_not_found", error.to_string())
+        AgentError::Call { source, .. } if source.code == a2a::error_code::TASK_NOT_FOUND => {
+            non_retryable(TASK_NOT_FOUND, error.to_string())
         }
         _ => ActivityError::from(anyhow::anyhow!(error.to_string())),
     }

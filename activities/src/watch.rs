@@ -13,17 +13,9 @@ pub async fn register(
     push_base: Option<&Url>,
     input: &RemoteTaskIn,
 ) -> RemoteWatch {
-    let follow = || RemoteWatch {
-        kind: WatchKind::Follow,
-        config_id: None,
-        token_digest: None,
-    };
+    let follow = || RemoteWatch::unregistered(WatchKind::Follow);
     match (agent.watch_mode(push_base.is_some()), push_base) {
-        (WatchMode::Off, _) => RemoteWatch {
-            kind: WatchKind::Off,
-            config_id: None,
-            token_digest: None,
-        },
+        (WatchMode::Off, _) => RemoteWatch::unregistered(WatchKind::Off),
         (WatchMode::Push, Some(base)) => {
             let token = new_token();
             let url = push_url(base, &input.stand_in_id);
@@ -36,6 +28,7 @@ pub async fn register(
                     // An agent that names no config id keys it by the task id (a2a-sdk does).
                     config_id: Some(config.id.unwrap_or_else(|| input.remote_task_id.clone())),
                     token_digest: Some(token_digest(&token)),
+                    safety_fetch_secs: Some(agent.push_safety_fetch().as_secs()),
                 },
                 Err(error) => {
                     tracing::warn!(

@@ -6,6 +6,7 @@
 //! against these types.
 
 pub mod envelope;
+pub mod failure_types;
 pub mod remote;
 pub mod task;
 

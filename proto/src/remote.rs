@@ -36,6 +36,22 @@ pub struct RemoteWatch {
     pub config_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_digest: Option<String>,
+    /// How often a push-watched task is fetched anyway, in seconds (`agents[].push_safety_fetch`),
+    /// so a lost push costs at most this long. Absent: 30 s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safety_fetch_secs: Option<u64>,
+}
+
+impl RemoteWatch {
+    /// A watch with nothing registered on the agent: follow or off.
+    pub fn unregistered(kind: WatchKind) -> RemoteWatch {
+        RemoteWatch {
+            kind,
+            config_id: None,
+            token_digest: None,
+            safety_fetch_secs: None,
+        }
+    }
 }
 
 /// The input of a `RemoteTaskWorkflow`, whose workflow id is `<parent id>.<n>`.
@@ -94,8 +110,16 @@ pub struct RemoteView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StartAgentTaskIn {
     pub agent: String,
-    /// Unique per delegation (`<stand-in id>:brief`), so the agent can tell a retry.
+    /// The stand-in the task is for, `<parent id>.<n>`, which the logs name.
+    #[serde(default)]
+    pub stand_in_id: String,
+    /// Unique per delegation and the same on every attempt, so an agent can tell a retry.
     pub message_id: String,
+    /// The context the brief opens on the agent, unique per delegation: every attempt after
+    /// the first looks for the task under it before creating one. Absent in histories written
+    /// before Baton retried creations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<String>,
     pub text: String,
     /// Sent only when the agent's card advertises the task extension.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -118,6 +142,15 @@ pub enum StartAgentTaskOut {
     Failed {
         reason: String,
     },
+}
+
+/// `cancel_context_tasks`: cancel every unfinished task of a delegation's context on the agent,
+/// after its creation failed for good or was given up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelContextIn {
+    pub stand_in_id: String,
+    pub agent: String,
+    pub context_id: String,
 }
 
 /// Every call a stand-in makes on its remote task names the task this way.

@@ -209,6 +209,9 @@ pub struct SubTaskRow {
     /// The task's own id on the agent, once it exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote_task_id: Option<String>,
+    /// The A2A context the brief opened on the agent: where the task is looked for again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<String>,
     pub state: TaskState,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_state: Option<String>,
@@ -364,6 +367,9 @@ pub struct TaskCarry {
     /// Participant messages that arrived since the model last took a turn.
     #[serde(default)]
     pub unread_messages: u32,
+    /// The texts of those messages not yet in `history`: they join it when the next turn starts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arrived: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub push_configs: Vec<PushConfig>,
 }

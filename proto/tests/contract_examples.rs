@@ -39,6 +39,7 @@ const REQUIRED: &[&str] = &[
     "RemoteView",
     "StartAgentTaskIn",
     "StartAgentTaskOut",
+    "CancelContextIn",
     "RemoteTaskIn",
     "FollowIn",
     "FollowOut",
@@ -76,6 +77,7 @@ const KNOWN: &[&str] = &[
     "RemoteView",
     "StartAgentTaskIn",
     "StartAgentTaskOut",
+    "CancelContextIn",
     "RemoteTaskIn",
     "FollowIn",
     "FollowOut",
@@ -93,6 +95,7 @@ const KNOWN: &[&str] = &[
 /// The activity type names the worker registers; each has its own section.
 const ACTIVITIES: &[&str] = &[
     "start_agent_task",
+    "cancel_context_tasks",
     "get_remote_task",
     "follow_remote_task",
     "register_remote_push",
@@ -225,6 +228,7 @@ fn round_trip(type_name: &str, value: &Value) -> Result<Value, String> {
         "RemoteView" => via::<RemoteView>(value),
         "StartAgentTaskIn" => via::<StartAgentTaskIn>(value),
         "StartAgentTaskOut" => via::<StartAgentTaskOut>(value),
+        "CancelContextIn" => via::<CancelContextIn>(value),
         "RemoteTaskIn" => via::<RemoteTaskIn>(value),
         "FollowIn" => via::<FollowIn>(value),
         "FollowOut" => via::<FollowOut>(value),

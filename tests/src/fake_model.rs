@@ -24,6 +24,8 @@ pub enum Scripted {
     Reply(ModelResponseSpec),
     /// This status with this raw body (sent as `application/json`, whatever it holds).
     Status(u16, String),
+    /// 429 with `Retry-After: <seconds>` and an OpenAI error body, as a rate-limited API sends.
+    RateLimited { retry_after_secs: u64 },
     /// No answer at all until the server is dropped.
     Hang,
 }
@@ -172,6 +174,7 @@ enum Answer {
         spec: ModelResponseSpec,
     },
     Status(u16, String),
+    RateLimited(u64),
     Hang,
     ScriptEmpty,
 }
@@ -203,6 +206,9 @@ async fn chat_completions(
         match next {
             None => Answer::ScriptEmpty,
             Some(Scripted::Status(code, body)) => Answer::Status(code, body),
+            Some(Scripted::RateLimited { retry_after_secs }) => {
+                Answer::RateLimited(retry_after_secs)
+            }
             Some(Scripted::Hang) => Answer::Hang,
             Some(Scripted::Reply(spec)) => {
                 state.replies_sent += 1;
@@ -225,6 +231,13 @@ async fn chat_completions(
             let status =
                 StatusCode::from_u16(code).expect("Scripted::Status needs a valid HTTP status");
             json_body(status, body)
+        }
+        Answer::RateLimited(seconds) => {
+            let mut response = openai_error(StatusCode::TOO_MANY_REQUESTS, "Rate limit reached");
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
+            response
         }
         Answer::Hang => {
             let mut stopping = shared.stopping.clone();

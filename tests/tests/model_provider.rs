@@ -202,6 +202,18 @@ fn openai_error(message: &str) -> String {
 }
 
 #[tokio::test]
+async fn a_rate_limit_carries_the_providers_retry_after() {
+    let fake = FakeModel::start(vec![Scripted::RateLimited {
+        retry_after_secs: 3,
+    }])
+    .await;
+    let error = complete(&fake, &ask("a")).await.unwrap_err();
+    assert!(error.retryable);
+    assert_eq!(error.status, Some(429));
+    assert_eq!(error.retry_after, Some(std::time::Duration::from_secs(3)));
+}
+
+#[tokio::test]
 async fn rate_limits_and_server_errors_are_retryable() {
     let fake = FakeModel::start(vec![
         Scripted::Status(429, openai_error("Rate limit reached for gpt-test")),
@@ -245,6 +257,7 @@ async fn a_bad_request_is_final_and_carries_the_provider_message() {
             retryable: false,
             status: Some(400),
             message: "model provider answered 400 Bad Request: Invalid 'model'".into(),
+            retry_after: None,
         }
     );
 }

@@ -36,6 +36,8 @@ fn spec(url: &str) -> RemoteAgentSpec {
         version: None,
         updates: Updates::Auto,
         follow_interval: Duration::from_secs(5),
+        push_safety_fetch: baton_config::DEFAULT_PUSH_SAFETY_FETCH,
+        create_timeout: baton_config::DEFAULT_CREATE_TIMEOUT,
     }
 }
 

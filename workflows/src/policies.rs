@@ -3,34 +3,55 @@
 
 use std::time::Duration;
 
-use baton_activities::FOLLOW_WINDOW;
+use baton_activities::{CREATE_BACKSTOP, FOLLOW_WINDOW, MODEL_BACKSTOP};
 use temporalio_common::RetryPolicy;
-use temporalio_workflow::{ActivityOptions, LocalActivityOptions, WorkflowCancellationToken};
+use temporalio_workflow::{
+    ActivityCloseTimeouts, ActivityOptions, LocalActivityOptions, WorkflowCancellationToken,
+};
 
-/// A model call: retried with backoff on 429, 5xx and timeouts; the activity marks anything
-/// else non-retryable, so it fails the turn at once with the provider's message. It heartbeats
-/// while the model thinks, so a worker that dies mid-call is noticed in seconds, not minutes.
+/// A model call: retried with backoff on 429, 5xx and timeouts until `model.retry_for` runs
+/// out, which the activity applies itself (it also honours the provider's `Retry-After`); the
+/// activity marks anything else non-retryable, so it fails the turn at once with the
+/// provider's message. It heartbeats while the model thinks, so a worker that dies mid-call is
+/// noticed in seconds, not minutes.
 pub fn invoke_model() -> ActivityOptions {
-    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(180))
-        .heartbeat_timeout(Duration::from_secs(20))
-        .retry_policy(
-            RetryPolicy::builder()
-                .initial_interval(Duration::from_secs(1))
-                .backoff_coefficient(2.0)
-                .maximum_interval(Duration::from_secs(30))
-                .maximum_attempts(5)
-                .build(),
-        )
-        .build()
+    ActivityOptions::with_close_timeouts(ActivityCloseTimeouts::ScheduleAndStartToClose {
+        schedule_to_close: MODEL_BACKSTOP,
+        start_to_close: Duration::from_secs(180),
+    })
+    .heartbeat_timeout(Duration::from_secs(20))
+    .retry_policy(backoff(Duration::from_secs(30)))
+    .build()
 }
 
-/// Creating a remote task is not idempotent: one attempt. It heartbeats while it reads the
-/// stream, so a dead worker is noticed in seconds.
-pub fn start_agent_task() -> ActivityOptions {
-    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(120))
-        .heartbeat_timeout(Duration::from_secs(15))
-        .retry_policy(once())
-        .build()
+/// Creating a remote task: retried with backoff while the agent gives no answer, since every
+/// attempt after the first adopts what an earlier one created (`start_agent_task` looks under
+/// the delegation's own context first); the activity itself gives up after the agent's
+/// `create_timeout`. It heartbeats while it reads the stream, so a dead worker is noticed in
+/// seconds and the next attempt runs on a live one. It runs on `token`, not the workflow's, so
+/// a cancel lets an attempt under way finish and learn the task id.
+pub fn start_agent_task(token: &WorkflowCancellationToken) -> ActivityOptions {
+    ActivityOptions::with_close_timeouts(ActivityCloseTimeouts::ScheduleAndStartToClose {
+        schedule_to_close: CREATE_BACKSTOP,
+        start_to_close: Duration::from_secs(120),
+    })
+    .heartbeat_timeout(Duration::from_secs(15))
+    .retry_policy(backoff(Duration::from_secs(30)))
+    .cancellation_token(token.clone())
+    .build()
+}
+
+/// Cancelling what a failed creation may have left in its context: retried for 20 s (the
+/// creation already waited out the agent's `create_timeout`, and the parent's next turn waits
+/// on this), on a token of its own so it runs while the parent is being cancelled.
+pub fn cancel_context_tasks(token: &WorkflowCancellationToken) -> ActivityOptions {
+    ActivityOptions::with_close_timeouts(ActivityCloseTimeouts::ScheduleAndStartToClose {
+        schedule_to_close: Duration::from_secs(20),
+        start_to_close: Duration::from_secs(10),
+    })
+    .retry_policy(backoff(Duration::from_secs(8)))
+    .cancellation_token(token.clone())
+    .build()
 }
 
 /// Counting delegation ends in the worker's metrics: in process and quick; one attempt, since
@@ -44,8 +65,16 @@ pub fn record_delegation_ends() -> LocalActivityOptions {
         .build()
 }
 
-/// GetTask and the watch registration: one attempt; the stand-in's own rechecks and its
-/// fallback to follow are the retries.
+/// GetTask on a push-watched task: retried with backoff until the agent answers, so a fetch
+/// that fails (the agent restarting, a network split) is never the end of the watch. A task or
+/// agent gone for good fails it at once (non-retryable), and the stand-in resolves the row.
+pub fn get_remote_task() -> ActivityOptions {
+    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(30))
+        .retry_policy(backoff(Duration::from_secs(30)))
+        .build()
+}
+
+/// The watch registration: one attempt; a failed one falls back to follow.
 pub fn short_call() -> ActivityOptions {
     ActivityOptions::with_start_to_close_timeout(Duration::from_secs(30))
         .retry_policy(once())
@@ -99,6 +128,15 @@ pub fn follow_task_queue(task_queue: &str) -> String {
 pub fn summarized(mut options: ActivityOptions, summary: String) -> ActivityOptions {
     options.summary = Some(summary);
     options
+}
+
+/// Unlimited attempts from 1 s, doubling up to `maximum`; a timeout bounds them.
+fn backoff(maximum: Duration) -> RetryPolicy {
+    RetryPolicy::builder()
+        .initial_interval(Duration::from_secs(1))
+        .backoff_coefficient(2.0)
+        .maximum_interval(maximum)
+        .build()
 }
 
 fn once() -> RetryPolicy {

@@ -16,14 +16,16 @@ use std::time::Duration;
 use baton_activities::BatonActivities;
 use baton_core::push_token::digests_match;
 use baton_core::sub_tasks::{cap_result, map_remote_state};
+use baton_proto::failure_types::{AGENT_UNKNOWN, TASK_NOT_FOUND};
 use baton_proto::{
     ChildDone, DeletePushIn, FollowIn, PushIn, RemoteCarry, RemoteSnapshot, RemoteStart,
     RemoteTaskIn, RemoteView, RemoteWatch, TaskState, WatchKind,
 };
+use temporalio_common::protos::temporal::api::failure::v1::failure::FailureInfo;
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
-    ContinueAsNewOptions, SyncWorkflowContext, WorkflowContext, WorkflowContextView,
-    WorkflowResult, WorkflowTermination,
+    ActivityExecutionError, ContinueAsNewOptions, SyncWorkflowContext, WorkflowContext,
+    WorkflowContextView, WorkflowResult, WorkflowTermination,
 };
 use temporalio_workflow::{SignalWorkflowOptions, WorkflowCancellationToken, select};
 
@@ -36,9 +38,9 @@ const PUSH_RECHECKS: [Duration; 3] = [
     Duration::from_secs(2),
     Duration::from_secs(4),
 ];
-/// A push-watched task is also fetched this often, so a push lost while no receiver was up
-/// (a restart, a network split) cannot park the stand-in for ever.
-const PUSH_SAFETY_FETCH: Duration = Duration::from_secs(600);
+/// How often a push-watched task is fetched anyway, when its watch does not say: a push lost
+/// while no receiver was up (a restart, a network split) costs at most this long.
+const PUSH_SAFETY_FETCH: Duration = Duration::from_secs(30);
 /// The pause before following again after a follow failed.
 const FOLLOW_RETRY: Duration = Duration::from_secs(5);
 
@@ -197,11 +199,10 @@ impl RemoteTaskWorkflow {
         RemoteStart {
             last: self.last.clone(),
             carry: Some(RemoteCarry {
-                watch: self.watch.clone().unwrap_or(RemoteWatch {
-                    kind: WatchKind::Off,
-                    config_id: None,
-                    token_digest: None,
-                }),
+                watch: self
+                    .watch
+                    .clone()
+                    .unwrap_or(RemoteWatch::unregistered(WatchKind::Off)),
                 told: self.told.clone(),
                 push_pending: self.push_pending,
                 claimed: self.claimed,
@@ -223,19 +224,21 @@ async fn register_watch(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) -> Remote
         policies::summarized(policies::short_call(), summary),
     )
     .await
-    .unwrap_or(RemoteWatch {
-        kind: WatchKind::Follow,
-        config_id: None,
-        token_digest: None,
-    })
+    .unwrap_or(RemoteWatch::unregistered(WatchKind::Follow))
 }
 
-/// Waits for a verified push (or the slow safety fetch), then fetches, and rechecks while the
+/// Waits for a verified push (or the safety fetch), then fetches, and rechecks while the
 /// agent disagrees with the state the push claimed.
 async fn wait_for_push(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
     {
+        let every = ctx.state(|s| {
+            s.watch
+                .as_ref()
+                .and_then(|w| w.safety_fetch_secs)
+                .map_or(PUSH_SAFETY_FETCH, Duration::from_secs)
+        });
         let mut pushed = ctx.wait_condition(|s: &RemoteTaskWorkflow| s.push_pending);
-        let mut safety = ctx.timer(PUSH_SAFETY_FETCH);
+        let mut safety = ctx.timer(every);
         select! {
             _ = pushed => {},
             _ = safety => {},
@@ -270,7 +273,8 @@ async fn wait_for_push(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
     }
 }
 
-/// GetTask and apply what the agent says. A failed fetch keeps the last state (fail closed).
+/// GetTask and apply what the agent says. The fetch is retried with backoff until the agent
+/// answers; a task or an agent that is gone for good resolves the row FAILED.
 async fn fetch_and_apply(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) -> Option<TaskState> {
     let input = ctx.state(|s| s.task_in(ctx.workflow_id()));
     let summary = format!("read {}", ctx.state(RemoteTaskWorkflow::about));
@@ -278,7 +282,7 @@ async fn fetch_and_apply(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) -> Optio
         .execute_activity(
             BatonActivities::get_remote_task,
             input,
-            policies::summarized(policies::short_call(), summary),
+            policies::summarized(policies::get_remote_task(), summary),
         )
         .await
     {
@@ -287,8 +291,37 @@ async fn fetch_and_apply(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) -> Optio
             apply(ctx, snapshot).await;
             Some(state)
         }
-        Err(_) => None,
+        Err(error) => {
+            resolve_if_gone(ctx, &error).await;
+            None
+        }
     }
+}
+
+/// Resolves the row FAILED when `error` says the task or its agent is gone for good: nothing
+/// the stand-in could do would bring either back. Any other failure changes nothing.
+async fn resolve_if_gone(
+    ctx: &mut WorkflowContext<RemoteTaskWorkflow>,
+    error: &ActivityExecutionError,
+) {
+    let reason = match failure_type(error).as_deref() {
+        Some(TASK_NOT_FOUND) => {
+            ctx.state(|s| format!("the agent no longer knows task {}", s.last.remote_task_id))
+        }
+        Some(AGENT_UNKNOWN) => ctx.state(|s| {
+            format!(
+                "agent {} is no longer configured on this worker",
+                s.start.agent
+            )
+        }),
+        _ => return,
+    };
+    let gone = ctx.state(|s| RemoteSnapshot {
+        state: TaskState::Failed,
+        text: Some(reason),
+        ..s.last.clone()
+    });
+    apply(ctx, gone).await;
 }
 
 /// One follow. A change is applied; a task the agent no longer knows is reported failed; any
@@ -313,35 +346,21 @@ async fn follow_once(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
             }
         }
         Err(error) if error.as_cancelled().is_some() => {}
-        Err(error) if is_task_gone(&error) => {
-            let gone = ctx.state(|s| RemoteSnapshot {
-                state: TaskState::Failed,
-                text: Some(format!(
-                    "the agent no longer knows task {}",
-                    s.last.remote_task_id
-                )),
-                ..s.last.clone()
-            });
-            apply(ctx, gone).await;
-        }
-        Err(_) => {
-            ctx.timer(FOLLOW_RETRY).await;
+        Err(error) => {
+            resolve_if_gone(ctx, &error).await;
+            if !ctx.state(RemoteTaskWorkflow::is_done) {
+                ctx.timer(FOLLOW_RETRY).await;
+            }
         }
     }
 }
 
-fn is_task_gone(error: &temporalio_sdk::ActivityExecutionError) -> bool {
-    let failure_type = |f: &temporalio_common::protos::temporal::api::failure::v1::Failure| {
-        match &f.failure_info {
-            Some(temporalio_common::protos::temporal::api::failure::v1::failure::FailureInfo::ApplicationFailureInfo(info)) => info.r#type.clone(),
-            _ => String::new(),
-        }
-    };
-    error
-        .failure()
-        .and_then(|f| f.cause.as_deref())
-        .map(failure_type)
-        .is_some_and(|t| t == "remote.task_not_found")
+/// The type of the application failure that failed an activity, as the activity named it.
+fn failure_type(error: &ActivityExecutionError) -> Option<String> {
+    match &error.failure()?.cause.as_deref()?.failure_info {
+        Some(FailureInfo::ApplicationFailureInfo(info)) => Some(info.r#type.clone()),
+        _ => None,
+    }
 }
 
 /// Records what the agent reported and tells the parent when (state, sub_state, text) changed.

@@ -11,6 +11,7 @@ use baton_activities::BatonActivities;
 use baton_core::brief::{brief_envelope, brief_text};
 use baton_core::completion::{Completion, decide_completion};
 use baton_core::context::render_task_section;
+use baton_core::derived_id::delegation_ids;
 use baton_core::spawn_subtask::{SPAWN_SUBTASK, SpawnRequest, ToolError, validate_spawn};
 use baton_core::sub_tasks::AWAITING_NEXT_MESSAGE;
 use baton_core::sub_tasks::{
@@ -18,10 +19,11 @@ use baton_core::sub_tasks::{
 };
 use baton_core::tool_result::{spawned_content, tool_error_content};
 use baton_proto::{
-    ChildDone, DelegationEnd, EventPage, HistoryItem, InboxMessage, InboxReceipt, InvokeModelIn,
-    InvokeModelOut, Lifecycle, MessageRole, PushConfig, PushDelivery, RemoteSnapshot, RemoteStart,
-    RemoteTaskIn, Source, StartAgentTaskIn, StartAgentTaskOut, SubTaskRow, TaskCarry, TaskEvent,
-    TaskInput, TaskMessage, TaskRef, TaskStart, TaskState, TaskView, ToolCallRecord,
+    CancelContextIn, ChildDone, DelegationEnd, EventPage, HistoryItem, InboxMessage, InboxReceipt,
+    InvokeModelIn, InvokeModelOut, Lifecycle, MessageRole, PushConfig, PushDelivery,
+    RemoteSnapshot, RemoteStart, RemoteTaskIn, Source, StartAgentTaskIn, StartAgentTaskOut,
+    SubTaskRow, TaskCarry, TaskEvent, TaskInput, TaskMessage, TaskRef, TaskStart, TaskState,
+    TaskView, ToolCallRecord,
 };
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
@@ -40,6 +42,13 @@ use crate::search_attributes::{A2A_CONTEXT_ID, A2A_TASK_STATE};
 const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
 /// The patch that added `record_delegation_ends`, for the histories written before it.
 const DELEGATION_METRICS_PATCH: &str = "baton.delegation-metrics";
+/// The patch that lets a create under way finish after a cancel, for the histories before it.
+const CREATE_GRACE_PATCH: &str = "baton.create-grace";
+/// The patch that keeps messages that arrive during a turn for the next one, for the histories
+/// before it (which put them in the model's history at once and counted them read).
+const TURN_ORDER_PATCH: &str = "baton.turn-order";
+/// The patch that has a failed parent cancel its open sub-tasks, for the histories before it.
+const CLEANUP_ON_FAIL_PATCH: &str = "baton.cleanup-on-fail";
 
 #[workflow]
 pub struct TaskWorkflow {
@@ -51,6 +60,9 @@ pub struct TaskWorkflow {
     messages: Vec<TaskMessage>,
     /// Participant messages the model has not had a turn for yet.
     unread_messages: u32,
+    /// The texts of participant messages not yet in `history`: they join it when the next turn
+    /// starts, so a message never lands inside a turn (between a tool call and its result).
+    arrived: Vec<String>,
     history: Vec<HistoryItem>,
     sub_tasks: Vec<SubTaskRow>,
     /// Notes about sub-tasks the model has not read yet.
@@ -86,6 +98,7 @@ impl TaskWorkflow {
             status_message: None,
             messages: Vec::new(),
             unread_messages: 0,
+            arrived: Vec::new(),
             history: Vec::new(),
             sub_tasks: Vec::new(),
             pending_notes: Vec::new(),
@@ -111,6 +124,7 @@ impl TaskWorkflow {
             workflow.messages = carry.messages;
             workflow.sub_state = carry.sub_state;
             workflow.unread_messages = carry.unread_messages;
+            workflow.arrived = carry.arrived;
             workflow.push_configs = carry.push_configs;
         }
         workflow
@@ -167,13 +181,23 @@ impl TaskWorkflow {
             }
 
             let decision = ctx.state(|s| {
-                decide_completion(answered_without_tools, &s.sub_tasks, s.pending_notes.len())
+                decide_completion(
+                    answered_without_tools,
+                    &s.sub_tasks,
+                    s.pending_notes.len(),
+                    s.unread_messages,
+                )
             });
             match decision {
                 Completion::TakeTurn => {}
                 Completion::WaitForSubTasks => {
-                    ctx.wait_condition(|s: &Self| {
-                        !s.pending_notes.is_empty() || s.cancel_reason.is_some()
+                    // A participant's message wakes a waiting task too, so it is answered
+                    // before the sub-tasks end (histories before the patch waited for a note).
+                    let messages_wake = ctx.patched(TURN_ORDER_PATCH);
+                    ctx.wait_condition(move |s: &Self| {
+                        !s.pending_notes.is_empty()
+                            || s.cancel_reason.is_some()
+                            || (messages_wake && s.unread_messages > 0)
                     })
                     .await
                     .ok();
@@ -237,10 +261,7 @@ impl TaskWorkflow {
             self.log
                 .push(ctx.workflow_time(), TaskEvent::Message { message: entry });
             if !is_the_brief {
-                self.history.push(HistoryItem::User {
-                    text: message.text,
-                    source: Source::Participant,
-                });
+                self.arrived.push(message.text);
                 self.unread_messages += 1;
             }
         }
@@ -357,6 +378,16 @@ impl TaskWorkflow {
             .cloned()
     }
 
+    /// Moves the participant messages that arrived since the last turn into the history.
+    fn take_arrived_messages(&mut self) {
+        for text in self.arrived.drain(..) {
+            self.history.push(HistoryItem::User {
+                text,
+                source: Source::Participant,
+            });
+        }
+    }
+
     /// A conversation parked after its answer, with no new message yet.
     fn awaits_next_message(&self) -> bool {
         self.state == TaskState::InputRequired
@@ -380,6 +411,7 @@ impl TaskWorkflow {
                 messages: self.messages.clone(),
                 sub_state: self.sub_state.clone(),
                 unread_messages: self.unread_messages,
+                arrived: self.arrived.clone(),
                 push_configs: self.push_configs.clone(),
             }),
             ..self.input.clone()
@@ -521,7 +553,12 @@ async fn model_turn(
     if ctx.state(|s| s.state) != TaskState::Working {
         set_state(ctx, TaskState::Working, None);
     }
+    let keeps_order = ctx.patched(TURN_ORDER_PATCH);
     let request = ctx.state_mut(|s| {
+        s.take_arrived_messages();
+        if keeps_order {
+            s.unread_messages = 0;
+        }
         for note in s.pending_notes.drain(..) {
             s.history.push(HistoryItem::User {
                 text: note,
@@ -566,7 +603,11 @@ async fn model_turn(
     ctx.state_mut(|s| {
         s.turns += 1;
         s.turns_this_run += 1;
-        s.unread_messages = 0;
+        if !keeps_order {
+            // Before the patch, what arrived during the turn counted as read by it.
+            s.take_arrived_messages();
+            s.unread_messages = 0;
+        }
         if turn.tool_calls.is_empty() {
             s.last_answer = turn.text.clone();
             if let Some(text) = &turn.text {
@@ -593,6 +634,14 @@ async fn run_tool_call(
     call: &ToolCallRecord,
     agents: &[String],
 ) -> String {
+    if cancel_requested(ctx) {
+        return tool_error_content(&ToolError {
+            code: "task.cancelled".into(),
+            message: "the task is being cancelled: nothing more is started".into(),
+            rejected: Some(call.name.clone()),
+            available: Vec::new(),
+        });
+    }
     if call.name != SPAWN_SUBTASK {
         return tool_error_content(&ToolError {
             code: "tool.not_found".into(),
@@ -609,16 +658,20 @@ async fn run_tool_call(
 }
 
 /// Creates the remote task, then starts its stand-in. A creation that fails, or a child that
-/// ended in its first answer, is resolved at once: never a stuck row.
+/// ended in its first answer, is resolved at once: never a stuck row. A creation that fails for
+/// good, or that a cancel gives up on, cancels whatever it left in its context.
 async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest) -> String {
     let parent_id = ctx.workflow_id().to_string();
+    let first_run_id = ctx.info().first_execution_run_id().to_string();
     let (stand_in_id, brief) = ctx.state_mut(|s| {
         let stand_in_id = format!("{parent_id}.{}", s.sub_tasks.len() + 1);
+        let ids = delegation_ids(&first_run_id, &stand_in_id);
         s.sub_tasks.push(SubTaskRow {
             workflow_id: stand_in_id.clone(),
             name: request.name.clone(),
             agent: request.agent.clone(),
             remote_task_id: None,
+            context_id: Some(ids.context_id.clone()),
             state: TaskState::Submitted,
             sub_state: None,
             summary: None,
@@ -630,7 +683,9 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
         };
         let brief = StartAgentTaskIn {
             agent: request.agent.clone(),
-            message_id: format!("{stand_in_id}:brief"),
+            stand_in_id: stand_in_id.clone(),
+            message_id: ids.message_id,
+            context_id: Some(ids.context_id),
             text: brief_text(
                 &request.goal,
                 &request.description,
@@ -640,16 +695,12 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
         };
         (stand_in_id, brief)
     });
-    let created = ctx
-        .execute_activity(
-            BatonActivities::start_agent_task,
-            brief,
-            policies::summarized(
-                policies::start_agent_task(),
-                format!("create sub-task {} on {}", request.name, request.agent),
-            ),
-        )
-        .await;
+    let context = CancelContextIn {
+        stand_in_id: stand_in_id.clone(),
+        agent: request.agent.clone(),
+        context_id: brief.context_id.clone().unwrap_or_default(),
+    };
+    let created = create_remote_task(ctx, &request, brief).await;
     let task = match created {
         Ok(StartAgentTaskOut::Started { task }) => task,
         Ok(StartAgentTaskOut::Answered { text }) => {
@@ -663,56 +714,70 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
             return spawned_content(&request.name, &request.agent, None, TaskState::Completed);
         }
         Ok(StartAgentTaskOut::Failed { reason }) => {
+            cancel_context(ctx, context).await;
             return creation_failed(ctx, &stand_in_id, &reason);
         }
-        Err(error) => return creation_failed(ctx, &stand_in_id, &failure_message(&error)),
+        Err(error) => {
+            cancel_context(ctx, context).await;
+            let reason = if error.as_cancelled().is_some() {
+                "the task was cancelled before the agent created it".to_string()
+            } else {
+                failure_message(&error)
+            };
+            return creation_failed(ctx, &stand_in_id, &reason);
+        }
     };
 
     let seen = map_remote_state(task.clone(), true);
     record_change(ctx, &stand_in_id, &seen);
-    if !seen.state.is_terminal() {
-        let start = RemoteStart {
-            parent_workflow_id: parent_id,
-            agent: request.agent.clone(),
-            name: request.name.clone(),
-            delegated: true,
-            last: task.clone(),
-            history_event_bound: ctx.state(|s| s.input.limits.history_event_bound),
-            carry: None,
-        };
-        let options = ChildWorkflowOptions::builder()
-            .workflow_id(stand_in_id.clone())
-            .parent_close_policy(ParentClosePolicy::Abandon)
-            .static_summary(format!("{} on {}", request.name, request.agent))
-            .build();
-        if let Err(error) = ctx
-            .start_child_workflow(RemoteTaskWorkflow::run, start, options)
-            .await
-        {
-            // Nobody would watch the remote task: cancel it rather than leave it running.
-            let orphan = RemoteTaskIn {
-                stand_in_id: stand_in_id.clone(),
-                agent: request.agent.clone(),
-                remote_task_id: task.remote_task_id.clone(),
-            };
-            let cleanup = WorkflowCancellationToken::new();
-            let summary = format!(
-                "cancel unwatched task {} on {}",
-                orphan.remote_task_id, orphan.agent
-            );
-            ctx.execute_activity(
-                BatonActivities::cancel_remote_task,
-                orphan,
-                policies::summarized(policies::cleanup_call(&cleanup), summary),
-            )
-            .await
-            .ok();
-            return creation_failed(
-                ctx,
-                &stand_in_id,
-                &format!("its stand-in did not start: {error}"),
-            );
-        }
+    if seen.state.is_terminal() {
+        return spawned_content(
+            &request.name,
+            &request.agent,
+            Some(&task.remote_task_id),
+            seen.state,
+        );
+    }
+    let unwatched = RemoteTaskIn {
+        stand_in_id: stand_in_id.clone(),
+        agent: request.agent.clone(),
+        remote_task_id: task.remote_task_id.clone(),
+    };
+    if cancel_requested(ctx) {
+        // Cancelled while the agent created it: nobody will watch it, so stop it now.
+        cancel_unwatched(ctx, unwatched, &task).await;
+        return spawned_content(
+            &request.name,
+            &request.agent,
+            Some(&task.remote_task_id),
+            TaskState::Canceled,
+        );
+    }
+    let start = RemoteStart {
+        parent_workflow_id: parent_id,
+        agent: request.agent.clone(),
+        name: request.name.clone(),
+        delegated: true,
+        last: task.clone(),
+        history_event_bound: ctx.state(|s| s.input.limits.history_event_bound),
+        carry: None,
+    };
+    let options = ChildWorkflowOptions::builder()
+        .workflow_id(stand_in_id.clone())
+        .parent_close_policy(ParentClosePolicy::Abandon)
+        .static_summary(format!("{} on {}", request.name, request.agent))
+        .build();
+    if let Err(error) = ctx
+        .start_child_workflow(RemoteTaskWorkflow::run, start, options)
+        .await
+    {
+        // Nobody would watch the remote task: cancel it rather than leave it running.
+        cancel_unwatched(ctx, unwatched, &task).await;
+        return creation_failed(
+            ctx,
+            &stand_in_id,
+            &format!("its stand-in did not start: {error}"),
+        );
     }
     spawned_content(
         &request.name,
@@ -720,6 +785,88 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
         Some(&task.remote_task_id),
         seen.state,
     )
+}
+
+/// Runs `start_agent_task` on a token of its own. A cancel of the task lets the attempt under
+/// way finish, for up to [`CANCEL_GRACE`], so the task it creates is known and can be
+/// cancelled; past that it is given up, and the caller cancels the delegation's context.
+async fn create_remote_task(
+    ctx: &mut WorkflowContext<TaskWorkflow>,
+    request: &SpawnRequest,
+    brief: StartAgentTaskIn,
+) -> Result<StartAgentTaskOut, ActivityExecutionError> {
+    let token = WorkflowCancellationToken::new();
+    let summary = format!("create sub-task {} on {}", request.name, request.agent);
+    let options = policies::summarized(policies::start_agent_task(&token), summary);
+    let mut create =
+        std::pin::pin!(ctx.execute_activity(BatonActivities::start_agent_task, brief, options));
+    select! {
+        out = create.as_mut() => return out,
+        _ = ctx.cancelled() => {},
+        _ = ctx.wait_condition(|s: &TaskWorkflow| s.cancel_reason.is_some()) => {},
+    };
+    if !ctx.patched(CREATE_GRACE_PATCH) {
+        // Histories written before the grace period cut the create at once.
+        token.cancel();
+        return create.await;
+    }
+    // The workflow's own token is cancelled by now: the grace timer runs on the create's.
+    let mut grace = ctx.timer(
+        temporalio_workflow::TimerOptions::builder(CANCEL_GRACE)
+            .cancellation_token(token.clone())
+            .build(),
+    );
+    select! {
+        out = create.as_mut() => return out,
+        _ = grace => {},
+    };
+    token.cancel();
+    create.await
+}
+
+/// Cancels a created task no stand-in watches, and resolves its row CANCELED.
+async fn cancel_unwatched(
+    ctx: &mut WorkflowContext<TaskWorkflow>,
+    task: RemoteTaskIn,
+    seen: &RemoteSnapshot,
+) {
+    let cleanup = WorkflowCancellationToken::new();
+    let summary = format!(
+        "cancel unwatched task {} on {}",
+        task.remote_task_id, task.agent
+    );
+    let stand_in_id = task.stand_in_id.clone();
+    ctx.execute_activity(
+        BatonActivities::cancel_remote_task,
+        task,
+        policies::summarized(policies::cleanup_call(&cleanup), summary),
+    )
+    .await
+    .ok();
+    let canceled = RemoteSnapshot {
+        state: TaskState::Canceled,
+        ..seen.clone()
+    };
+    record_change(ctx, &stand_in_id, &canceled);
+}
+
+/// Cancels what a creation that did not finish may have left in its context, best effort.
+async fn cancel_context(ctx: &mut WorkflowContext<TaskWorkflow>, context: CancelContextIn) {
+    if context.context_id.is_empty() {
+        return;
+    }
+    let cleanup = WorkflowCancellationToken::new();
+    let summary = format!(
+        "cancel what the creation of {} left on {}",
+        context.stand_in_id, context.agent
+    );
+    ctx.execute_activity(
+        BatonActivities::cancel_context_tasks,
+        context,
+        policies::summarized(policies::cancel_context_tasks(&cleanup), summary),
+    )
+    .await
+    .ok();
 }
 
 /// Applies what the parent learned of a child, as a `child_done` would.
@@ -775,7 +922,18 @@ async fn cancel_everything(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowR
         .state(|s| s.cancel_reason.clone())
         .or_else(|| ctx.cancellation_token().reason())
         .unwrap_or_else(|| "cancelled".into());
-    let cleanup = WorkflowCancellationToken::new();
+    let stopped_any = stop_open_sub_tasks(ctx, &reason).await;
+    set_state(ctx, TaskState::Canceled, Some(reason));
+    deliver_pushes(ctx).await;
+    if stopped_any {
+        record_delegation_ends(ctx).await;
+    }
+    Err(WorkflowTermination::cancelled())
+}
+
+/// Cancels every open stand-in with `reason` and waits, up to [`CANCEL_GRACE`], for each to
+/// confirm. Returns whether there was any to cancel.
+async fn stop_open_sub_tasks(ctx: &mut WorkflowContext<TaskWorkflow>, reason: &str) -> bool {
     let open: Vec<String> = ctx.state(|s| {
         s.sub_tasks
             .iter()
@@ -785,40 +943,34 @@ async fn cancel_everything(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowR
     });
     for stand_in in &open {
         ctx.external_workflow(stand_in.clone(), None)
-            .cancel(Some(reason.clone()))
+            .cancel(Some(reason.to_string()))
             .await
             .ok();
     }
     if open.is_empty() {
-        set_state(ctx, TaskState::Canceled, Some(reason));
-        deliver_pushes(ctx).await;
-        return Err(WorkflowTermination::cancelled());
+        return false;
     }
-    {
-        let mut all_resolved = ctx.wait_condition_with_options(
-            |s: &TaskWorkflow| {
-                s.sub_tasks
-                    .iter()
-                    .all(|r| r.resolved || r.remote_task_id.is_none())
-            },
-            WaitConditionOptions::builder()
-                .cancellation_token(cleanup.clone())
-                .build(),
-        );
-        let mut grace = ctx.timer(
-            temporalio_workflow::TimerOptions::builder(CANCEL_GRACE)
-                .cancellation_token(cleanup.clone())
-                .build(),
-        );
-        select! {
-            _ = all_resolved => {},
-            _ = grace => {},
-        };
-    }
-    set_state(ctx, TaskState::Canceled, Some(reason));
-    deliver_pushes(ctx).await;
-    record_delegation_ends(ctx).await;
-    Err(WorkflowTermination::cancelled())
+    let cleanup = WorkflowCancellationToken::new();
+    let mut all_resolved = ctx.wait_condition_with_options(
+        |s: &TaskWorkflow| {
+            s.sub_tasks
+                .iter()
+                .all(|r| r.resolved || r.remote_task_id.is_none())
+        },
+        WaitConditionOptions::builder()
+            .cancellation_token(cleanup.clone())
+            .build(),
+    );
+    let mut grace = ctx.timer(
+        temporalio_workflow::TimerOptions::builder(CANCEL_GRACE)
+            .cancellation_token(cleanup.clone())
+            .build(),
+    );
+    select! {
+        _ = all_resolved => {},
+        _ = grace => {},
+    };
+    true
 }
 
 /// Ends the task in `state`. COMPLETED returns the view; FAILED fails the workflow, so the Web UI
@@ -831,6 +983,14 @@ async fn finish(
     let status_message = (state != TaskState::Completed)
         .then(|| message.clone())
         .flatten();
+    if state == TaskState::Failed && ctx.patched(CLEANUP_ON_FAIL_PATCH) {
+        // A failed parent leaves nothing running: its open sub-tasks are cancelled first.
+        let reason = format!(
+            "the parent task failed: {}",
+            message.as_deref().unwrap_or("no reason given")
+        );
+        stop_open_sub_tasks(ctx, &reason).await;
+    }
     set_state(ctx, state, status_message);
     deliver_pushes(ctx).await;
     record_delegation_ends(ctx).await;

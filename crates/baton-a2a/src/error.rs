@@ -61,6 +61,23 @@ impl AgentError {
         }
     }
 
+    /// Whether asking again later may succeed: the call never got an answer from the agent (a
+    /// connection, a timeout, a broken stream, all of which the client reports as an internal
+    /// error), or the agent answered with an internal or server error (the JSON-RPC range
+    /// -32000 to -32099 outside the codes A2A defines, such as a rate limit). An A2A error the
+    /// agent chose (invalid params, unsupported operation, task not found, …) is its answer.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            AgentError::Call { source, .. } => {
+                let code = source.code;
+                code == a2a::error_code::INTERNAL_ERROR
+                    || ((-32099..=-32000).contains(&code) && !(-32009..=-32001).contains(&code))
+            }
+            AgentError::CardUnavailable { .. } => true,
+            _ => false,
+        }
+    }
+
     pub fn agent(&self) -> &str {
         match self {
             AgentError::UnsupportedExtension(e) => &e.agent,
@@ -70,5 +87,54 @@ impl AgentError {
             | AgentError::VersionMismatch { agent, .. }
             | AgentError::Call { agent, .. } => agent,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use a2a::error_code;
+
+    fn call_failing_with(code: i32) -> AgentError {
+        AgentError::Call {
+            agent: "ledger".into(),
+            method: "SendStreamingMessage",
+            source: A2AError::new(code, "no"),
+        }
+    }
+
+    #[test]
+    fn no_answer_and_server_errors_are_transient() {
+        for code in [error_code::INTERNAL_ERROR, -32000, -32010, -32099] {
+            assert!(call_failing_with(code).is_transient(), "{code}");
+        }
+        let unreachable = AgentError::CardUnavailable {
+            agent: "ledger".into(),
+            url: "http://ledger".into(),
+            reason: "connection refused".into(),
+        };
+        assert!(unreachable.is_transient());
+    }
+
+    #[test]
+    fn an_agent_s_own_answer_is_final() {
+        for code in [
+            error_code::INVALID_PARAMS,
+            error_code::INVALID_REQUEST,
+            error_code::METHOD_NOT_FOUND,
+            error_code::PARSE_ERROR,
+            error_code::TASK_NOT_FOUND,
+            error_code::UNSUPPORTED_OPERATION,
+            error_code::CONTENT_TYPE_NOT_SUPPORTED,
+            error_code::EXTENSION_SUPPORT_REQUIRED,
+            error_code::VERSION_NOT_SUPPORTED,
+        ] {
+            assert!(!call_failing_with(code).is_transient(), "{code}");
+        }
+        let refused = AgentError::NoCompatibleInterface {
+            agent: "ledger".into(),
+            reason: "no JSON-RPC".into(),
+        };
+        assert!(!refused.is_transient());
     }
 }

@@ -73,6 +73,8 @@ impl Registry {
             version: None,
             updates: Updates::Auto,
             follow_interval: Duration::from_secs(5),
+            push_safety_fetch: baton_config::DEFAULT_PUSH_SAFETY_FETCH,
+            create_timeout: baton_config::DEFAULT_CREATE_TIMEOUT,
         };
         let registered = std::iter::once((&self_spec, Some(settings)))
             .chain(settings.agents.iter().map(|spec| {

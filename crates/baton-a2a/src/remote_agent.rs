@@ -59,6 +59,8 @@ pub struct RemoteAgent {
     source: CardSource,
     updates: Updates,
     follow_interval: Duration,
+    push_safety_fetch: Duration,
+    create_timeout: Duration,
     client: A2AClient<Box<dyn Transport>>,
 }
 
@@ -125,6 +127,8 @@ impl RemoteAgent {
             source,
             updates: spec.updates,
             follow_interval: spec.follow_interval,
+            push_safety_fetch: spec.push_safety_fetch,
+            create_timeout: spec.create_timeout,
             client,
         })
     }
@@ -156,6 +160,16 @@ impl RemoteAgent {
 
     pub fn follow_interval(&self) -> Duration {
         self.follow_interval
+    }
+
+    /// How often a push-watched sub-task on this agent is fetched anyway.
+    pub fn push_safety_fetch(&self) -> Duration {
+        self.push_safety_fetch
+    }
+
+    /// How long creating a sub-task on this agent may go without an answer before it fails.
+    pub fn create_timeout(&self) -> Duration {
+        self.create_timeout
     }
 
     /// The watch a parked sub-task on this agent gets. `auto` pushes only when the card
@@ -237,6 +251,26 @@ impl RemoteAgent {
             .list_tasks(request)
             .await
             .map_err(|source| self.call_error("ListTasks", source))
+    }
+
+    /// The tasks of `context_id` the caller may see, with no history: where a retried creation
+    /// finds what an earlier attempt created. One page of up to `limit`.
+    pub async fn tasks_in_context(
+        &self,
+        context_id: &str,
+        limit: i32,
+    ) -> Result<Vec<Task>, AgentError> {
+        let request = ListTasksRequest {
+            context_id: Some(context_id.to_string()),
+            status: None,
+            page_size: Some(limit),
+            page_token: None,
+            history_length: Some(0),
+            status_timestamp_after: None,
+            include_artifacts: Some(false),
+            tenant: None,
+        };
+        Ok(self.list_tasks(&request).await?.tasks)
     }
 
     /// SubscribeToTask: the task snapshot first, then its events. Dropping the stream hangs up.

@@ -138,7 +138,7 @@ pub async fn activities(
     Ok(BatonActivities::new(
         registry,
         Arc::new(provider),
-        model.model.clone(),
+        model,
         prefix,
         settings.server.base_url.clone(),
         settings.temporal.task_queue.clone(),

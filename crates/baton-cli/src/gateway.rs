@@ -61,6 +61,8 @@ pub fn routes(settings: &Settings, client: Client) -> axum::Router {
             delegators: settings.server.delegators.clone(),
             card: agent_card(settings),
             poll_interval: POLL_INTERVAL,
+            temporal_timeout: settings.server.temporal_timeout,
+            blocking_timeout: settings.server.blocking_timeout,
             allow_private_push_urls: settings.server.allow_private_push_urls,
             search_attributes: settings.temporal.search_attributes,
             own_push_prefix: format!(

@@ -84,10 +84,10 @@ async fn a_creation_that_fails_is_resolved_at_once_and_never_left_stuck() {
     ])
     .await;
     let config = WorkerConfig::new(&temporal, &model.base_url())
-        .agent("ledger", &peer.url(), "")
+        .agent("ledger", &peer.url(), "create_timeout = \"2s\"")
         .with_metrics();
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    peer.kill(); // registered at startup, gone when the delegation comes
+    peer.kill(); // registered at startup, gone when the delegation comes: retried for 2 s
     temporal
         .start_task(&config.task_queue, "t-nocreate", task_input("n", "g"))
         .await;
@@ -104,6 +104,7 @@ async fn a_creation_that_fails_is_resolved_at_once_and_never_left_stuck() {
         second.contains("Sub-task balance on ledger could not be created"),
         "{second}"
     );
+    assert!(second.contains("agents[].create_timeout is 2s"), "{second}");
     let text = scrape(&config.metrics_url().unwrap()).await;
     let labels = [
         ("agent", "ledger"),

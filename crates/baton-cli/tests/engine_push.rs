@@ -103,6 +103,17 @@ impl Parked {
         input: TaskInput,
         proxy_refusing: Option<&[(&str, usize)]>,
     ) -> Parked {
+        // A safety fetch of 10 minutes never fires within a test, so fetches are counted exactly.
+        Self::launch_with_safety_fetch(parent, input, proxy_refusing, "10m").await
+    }
+
+    /// As [`Parked::launch`], with `agents[].push_safety_fetch = safety_fetch`.
+    async fn launch_with_safety_fetch(
+        parent: &str,
+        input: TaskInput,
+        proxy_refusing: Option<&[(&str, usize)]>,
+        safety_fetch: &str,
+    ) -> Parked {
         let temporal = TestTemporal::start().await;
         let peer = PythonPeer::start(&["--name", "Ledger", "--behaviour", "park", "--push"]).await;
         let proxy = match proxy_refusing {
@@ -118,7 +129,11 @@ impl Parked {
         let agent_url = proxy.as_ref().map_or_else(|| peer.url(), A2aProxy::url);
         let model = FakeModel::start(script()).await;
         let config = WorkerConfig::new(&temporal, &model.base_url())
-            .agent("ledger", &agent_url, "follow_interval = \"1s\"")
+            .agent(
+                "ledger",
+                &agent_url,
+                &format!("follow_interval = \"1s\", push_safety_fetch = \"{safety_fetch}\""),
+            )
             .with_push_receiver()
             .with_metrics();
         let base_url = config.base_url.clone().unwrap();
@@ -399,6 +414,14 @@ fn scheduled(events: &[HistoryEvent], activity: &str) -> usize {
                     if scheduled.activity_type.as_ref().is_some_and(|t| t.name == activity)
             )
         })
+        .count()
+}
+
+/// How many events of `kind` (its `EventType` name without the prefix, like `TimerFired`).
+fn count_events(events: &[HistoryEvent], kind: &str) -> usize {
+    events
+        .iter()
+        .filter(|event| format!("{:?}", event.event_type()) == kind)
         .count()
 }
 
@@ -1181,7 +1204,7 @@ async fn a_push_registration_the_agent_refuses_falls_back_to_follow() {
 }
 
 #[tokio::test]
-async fn a_push_whose_fetch_fails_keeps_the_last_state_and_rechecks() {
+async fn a_push_whose_fetch_fails_is_fetched_again_until_the_agent_answers() {
     let input = task_input("books", "Find out which account the ledger is for.");
     let mut run = Parked::launch("t-fetch-fails", input, Some(&[])).await;
     run.wait_until_parked(true).await;
@@ -1189,9 +1212,12 @@ async fn a_push_whose_fetch_fails_keeps_the_last_state_and_rechecks() {
     let proxy = run.proxy.as_ref().unwrap();
     let before = run.get_remote_task_count().await;
     let turns = run.model.requests().len();
+    let gets = |calls: &[(String, bool)]| calls.iter().filter(|(m, _)| m == "GetTask").count();
+    let gets_before = gets(&proxy.calls());
 
-    // Every GetTask fails: the push that claims COMPLETED and the three rechecks.
-    proxy.refuse("GetTask", 4);
+    // The first two GetTasks fail: the fetch is retried until the agent answers, and the
+    // agent's answer (still INPUT_REQUIRED, whatever the push claimed) is what stands.
+    proxy.refuse("GetTask", 2);
     let (status, text) = http_post(
         &run.push_url(),
         &[("X-A2A-Notification-Token", token.as_str())],
@@ -1199,7 +1225,8 @@ async fn a_push_whose_fetch_fails_keeps_the_last_state_and_rechecks() {
     )
     .await;
     assert_eq!(status, 204, "{text}");
-    let deadline = Instant::now() + Duration::from_secs(20);
+    // The retried fetch, then the rechecks at 1, 2 and 4 s while the claim is not borne out.
+    let deadline = Instant::now() + Duration::from_secs(30);
     while run.get_remote_task_count().await < before + 4 {
         assert!(Instant::now() < deadline, "the stand-in did not recheck");
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -1207,16 +1234,28 @@ async fn a_push_whose_fetch_fails_keeps_the_last_state_and_rechecks() {
     run.settled_history(&run.stand_in).await;
     let events = run.history(&run.stand_in).await;
     assert_eq!(scheduled(&events, "get_remote_task"), before + 4);
-    assert_eq!(failed(&events, "get_remote_task"), 4);
+    assert_eq!(
+        failed(&events, "get_remote_task"),
+        0,
+        "retried, never given up"
+    );
+    let calls = proxy.calls();
+    assert_eq!(
+        calls
+            .iter()
+            .filter(|(m, refused)| m == "GetTask" && *refused)
+            .count(),
+        2
+    );
+    assert_eq!(gets(&calls) - gets_before, 6, "{calls:?}");
 
-    // Fail closed: the last state stands, and the parent heard nothing.
     let view = run.stand_in_view().await.unwrap();
     assert_eq!(view.last.state, TaskState::InputRequired, "{view:#?}");
     let parent = run.parent_view().await;
     assert_eq!(parent.sub_tasks[0].state, TaskState::InputRequired);
     assert_eq!(run.model.requests().len(), turns);
 
-    // One failed fetch of the real completion's push, then a recheck brings it in.
+    // The real completion's push: its first fetch fails, the retry brings the answer in.
     proxy.refuse("GetTask", 1);
     run.answer_remote_task(ANSWER).await;
     let parent = run.wait_for_parent_to_end().await;
@@ -1232,7 +1271,7 @@ async fn a_push_whose_fetch_fails_keeps_the_last_state_and_rechecks() {
         "{last}"
     );
     let events = run.history(&run.stand_in).await;
-    assert_eq!(failed(&events, "get_remote_task"), 5, "{:?}", proxy.calls());
+    assert_eq!(failed(&events, "get_remote_task"), 0, "{:?}", proxy.calls());
 }
 
 #[tokio::test]
@@ -1273,6 +1312,78 @@ async fn a_push_config_the_agent_will_not_delete_still_closes_the_stand_in() {
     )
     .await;
     assert_eq!(status, 401, "{text}");
+}
+
+#[tokio::test]
+async fn a_push_lost_while_the_receiver_was_down_costs_at_most_the_safety_fetch() {
+    let input = task_input("books", "Find out which account the ledger is for.");
+    let mut run = Parked::launch_with_safety_fetch("t-lost-push", input, None, "2s").await;
+    run.wait_until_parked(true).await;
+
+    // No receiver: the agent's push of the answer goes nowhere, and it does not push again.
+    run.worker.kill().await;
+    run.answer_remote_task(ANSWER).await;
+    run.peer
+        .wait_for("the agent completed the task", |s| {
+            s["tasks"][0]["state"] == "TASK_STATE_COMPLETED"
+        })
+        .await;
+    let updates_before = count_events(
+        &run.history(&run.stand_in).await,
+        "WorkflowExecutionUpdateAccepted",
+    );
+    run.worker.restart().await;
+
+    let parent = run.wait_for_parent_to_end().await;
+    assert_eq!(parent.state, TaskState::Completed, "{parent:#?}");
+    let last = all_text(run.model.requests().last().unwrap());
+    assert!(
+        last.contains(&format!("is COMPLETED: answered: {ANSWER}")),
+        "{last}"
+    );
+    // The stand-in learned it from its safety fetch, a timer of the configured 2 s, not from
+    // a push: no push reached it after the kill.
+    let events = run.history(&run.stand_in).await;
+    assert_eq!(
+        count_events(&events, "WorkflowExecutionUpdateAccepted"),
+        updates_before
+    );
+    let timers: Vec<u64> = events
+        .iter()
+        .filter_map(|event| match &event.attributes {
+            Some(Attributes::TimerStartedEventAttributes(timer)) => timer
+                .start_to_fire_timeout
+                .as_ref()
+                .map(|d| d.seconds as u64),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !timers.is_empty() && timers.iter().all(|&t| t == 2),
+        "{timers:?}"
+    );
+    assert!(count_events(&events, "TimerFired") >= 1);
+}
+
+#[tokio::test]
+async fn a_push_watched_task_the_agent_forgot_resolves_the_row_failed() {
+    let input = task_input("books", "Find out which account the ledger is for.");
+    let mut run = Parked::launch_with_safety_fetch("t-forgotten", input, None, "2s").await;
+    run.wait_until_parked(true).await;
+
+    // The agent restarts with its state lost: the next fetch finds no such task.
+    run.peer.restart().await;
+    let parent = run.wait_for_parent_to_end().await;
+    assert_eq!(parent.state, TaskState::Completed, "{parent:#?}");
+    let row = &parent.sub_tasks[0];
+    assert_eq!(
+        (row.state, row.resolved),
+        (TaskState::Failed, true),
+        "{row:#?}"
+    );
+    let summary = row.summary.as_deref().unwrap_or_default();
+    assert!(summary.contains("no longer knows task"), "{summary}");
+    run.wait_for_stand_in_closed().await;
 }
 
 #[tokio::test]

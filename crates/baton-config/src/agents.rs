@@ -16,6 +16,10 @@ pub struct RemoteAgentSpec {
     pub version: Option<String>,
     pub updates: Updates,
     pub follow_interval: Duration,
+    /// How often a push-watched sub-task is fetched anyway, so a lost push costs at most this.
+    pub push_safety_fetch: Duration,
+    /// How long creating a sub-task on the agent may go without an answer before it fails.
+    pub create_timeout: Duration,
 }
 
 /// How the stand-in workflow watches a sub-task on a remote agent.
@@ -54,8 +58,24 @@ impl fmt::Display for Updates {
     }
 }
 
-const KEYS: [&str; 5] = ["id", "url", "version", "updates", "follow_interval"];
+const KEYS: [&str; 7] = [
+    "id",
+    "url",
+    "version",
+    "updates",
+    "follow_interval",
+    "push_safety_fetch",
+    "create_timeout",
+];
 const DEFAULT_FOLLOW_INTERVAL: Duration = Duration::from_secs(5);
+/// The safety fetch of a push watch: a lost push costs at most this. Each push-watched
+/// sub-task on the agent costs one GetTask this often.
+pub const DEFAULT_PUSH_SAFETY_FETCH: Duration = Duration::from_secs(30);
+/// How long a sub-task's creation may go without an answer from the agent, all attempts
+/// included, before it fails: an agent down for a few minutes is waited out.
+pub const DEFAULT_CREATE_TIMEOUT: Duration = Duration::from_secs(300);
+/// The longest `create_timeout`: the engine's own bound on a creation is a little longer.
+pub const MAX_CREATE_TIMEOUT: Duration = Duration::from_secs(3600);
 
 pub(crate) fn read(field: Field<'_>, errors: &mut Errors) -> Vec<RemoteAgentSpec> {
     let mut ids = UniqueIds::default();
@@ -94,12 +114,20 @@ fn read_one(
     let follow_interval = section
         .field("follow_interval")
         .duration_at_least_one_second(errors);
+    let push_safety_fetch = section
+        .field("push_safety_fetch")
+        .duration_at_least_one_second(errors);
+    let create_timeout = section
+        .field("create_timeout")
+        .duration_up_to(Some((MAX_CREATE_TIMEOUT, "1 hour")), errors);
     Some(RemoteAgentSpec {
         id: id?.to_owned(),
         url: url?,
         version: version.map(str::to_owned),
         updates: updates.unwrap_or_default(),
         follow_interval: follow_interval.unwrap_or(DEFAULT_FOLLOW_INTERVAL),
+        push_safety_fetch: push_safety_fetch.unwrap_or(DEFAULT_PUSH_SAFETY_FETCH),
+        create_timeout: create_timeout.unwrap_or(DEFAULT_CREATE_TIMEOUT),
     })
 }
 
@@ -154,6 +182,8 @@ mod tests {
         assert_eq!(agent.version, None);
         assert_eq!(agent.updates, Updates::Auto);
         assert_eq!(agent.follow_interval, Duration::from_secs(5));
+        assert_eq!(agent.push_safety_fetch, Duration::from_secs(30));
+        assert_eq!(agent.create_timeout, Duration::from_secs(300));
     }
 
     #[test]
@@ -175,13 +205,41 @@ mod tests {
     #[test]
     fn every_field_is_read() {
         let agent = &parse(&one_agent(
-            "version = \"2.1.0\"\nupdates = \"follow\"\nfollow_interval = \"1m30s\"",
+            "version = \"2.1.0\"\nupdates = \"follow\"\nfollow_interval = \"1m30s\"\n\
+             push_safety_fetch = \"2m\"\ncreate_timeout = \"45s\"",
         ))
         .unwrap()
         .agents[0];
         assert_eq!(agent.version.as_deref(), Some("2.1.0"));
         assert_eq!(agent.updates, Updates::Follow);
         assert_eq!(agent.follow_interval, Duration::from_secs(90));
+        assert_eq!(agent.push_safety_fetch, Duration::from_secs(120));
+        assert_eq!(agent.create_timeout, Duration::from_secs(45));
+    }
+
+    #[test]
+    fn create_timeout_between_a_second_and_an_hour() {
+        assert_only_error(
+            &one_agent("create_timeout = \"900ms\""),
+            "agents[0].create_timeout",
+            "must be at least 1 second (got \"900ms\")",
+        );
+        assert_only_error(
+            &one_agent("create_timeout = \"1h1s\""),
+            "agents[0].create_timeout",
+            "must be at most 1 hour (got \"1h1s\")",
+        );
+        let hour = parse(&one_agent("create_timeout = \"1h\"")).unwrap();
+        assert_eq!(hour.agents[0].create_timeout, super::MAX_CREATE_TIMEOUT);
+    }
+
+    #[test]
+    fn push_safety_fetch_of_at_least_a_second() {
+        assert_only_error(
+            &one_agent("push_safety_fetch = \"200ms\""),
+            "agents[0].push_safety_fetch",
+            "must be at least 1 second (got \"200ms\")",
+        );
     }
 
     #[test]
@@ -371,7 +429,8 @@ mod tests {
         assert_only_error(
             &one_agent("push = true"),
             "agents[0].push",
-            "unknown setting (allowed: id, url, version, updates, follow_interval)",
+            "unknown setting (allowed: id, url, version, updates, follow_interval, push_safety_fetch, \
+             create_timeout)",
         );
     }
 

@@ -21,13 +21,15 @@ mod walk;
 mod test_support;
 
 pub use agent::AgentSettings;
-pub use agents::{RemoteAgentSpec, Updates};
+pub use agents::{
+    DEFAULT_CREATE_TIMEOUT, DEFAULT_PUSH_SAFETY_FETCH, MAX_CREATE_TIMEOUT, RemoteAgentSpec, Updates,
+};
 pub use card::{CardSettings, CardSkill};
 pub use duration::parse_duration;
 pub use embedded_temporal::EmbeddedTemporal;
 pub use error::{ConfigError, SettingError};
 pub use metrics::MetricsSettings;
-pub use model::ModelSettings;
+pub use model::{MAX_MODEL_RETRY_FOR, ModelSettings};
 pub use secret::Secret;
 pub use server::ServerSettings;
 pub use settings::Settings;

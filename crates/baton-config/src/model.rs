@@ -15,9 +15,15 @@ pub struct ModelSettings {
     /// From `BATON_MODEL_API_KEY`, else `OPENAI_API_KEY`; never from the file.
     pub api_key: Option<Secret>,
     pub timeout: Duration,
+    /// How long a model turn keeps retrying errors worth retrying (429, 5xx, timeouts, broken
+    /// connections) before the task fails; default 5 minutes.
+    pub retry_for: Duration,
 }
 
-const KEYS: [&str; 3] = ["base_url", "model", "timeout"];
+const KEYS: [&str; 4] = ["base_url", "model", "timeout", "retry_for"];
+/// The longest `retry_for`: the engine's own bound on a model turn is a little longer.
+pub const MAX_MODEL_RETRY_FOR: Duration = Duration::from_secs(3600);
+const DEFAULT_RETRY_FOR: Duration = Duration::from_secs(300);
 const API_KEY_VARIABLES: [&str; 2] = ["BATON_MODEL_API_KEY", "OPENAI_API_KEY"];
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 const DEFAULT_MODEL: &str = "gpt-4.1-mini";
@@ -48,11 +54,16 @@ pub(crate) fn read(
         .field("timeout")
         .duration_at_least_one_second(errors)
         .unwrap_or(DEFAULT_TIMEOUT);
+    let retry_for = section
+        .field("retry_for")
+        .duration_up_to(Some((MAX_MODEL_RETRY_FOR, "1 hour")), errors)
+        .unwrap_or(DEFAULT_RETRY_FOR);
     ModelSettings {
         base_url,
         model: model.to_owned(),
         api_key,
         timeout,
+        retry_for,
     }
 }
 
@@ -70,6 +81,18 @@ mod tests {
         assert_eq!(model.model, "gpt-4.1-mini");
         assert_eq!(model.api_key, None);
         assert_eq!(model.timeout, Duration::from_secs(60));
+        assert_eq!(model.retry_for, Duration::from_secs(300));
+    }
+
+    #[test]
+    fn retry_for_is_read_and_bounded() {
+        let model = parse("[model]\nretry_for = \"20m\"").unwrap().model;
+        assert_eq!(model.retry_for, Duration::from_secs(1200));
+        assert_only_error(
+            "[model]\nretry_for = \"2h\"",
+            "model.retry_for",
+            "must be at most 1 hour (got \"2h\")",
+        );
     }
 
     #[test]
@@ -175,7 +198,7 @@ mod tests {
         assert_only_error(
             "[model]\napi = \"responses\"",
             "model.api",
-            "unknown setting (allowed: base_url, model, timeout)",
+            "unknown setting (allowed: base_url, model, timeout, retry_for)",
         );
     }
 }

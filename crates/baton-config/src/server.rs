@@ -1,4 +1,5 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
 
 use url::Url;
 
@@ -22,16 +23,26 @@ pub struct ServerSettings {
     /// Whether push-notification webhooks may point at loopback or private addresses. Off by
     /// default: a caller must not make Baton call into its own network.
     pub allow_private_push_urls: bool,
+    /// The longest one call from the gateway to Temporal may take before the caller gets a
+    /// retryable error; default 10 s.
+    pub temporal_timeout: Duration,
+    /// The longest a blocking SendMessage waits for its task to settle before it answers with
+    /// the task as it stands; default 60 s.
+    pub blocking_timeout: Duration,
 }
 
-const KEYS: [&str; 6] = [
+const KEYS: [&str; 8] = [
     "bind",
     "base_url",
     "delegators",
     "max_request_bytes",
     "rate_limit_per_minute",
     "allow_private_push_urls",
+    "temporal_timeout",
+    "blocking_timeout",
 ];
+const DEFAULT_TEMPORAL_TIMEOUT: Duration = Duration::from_secs(10);
+const DEFAULT_BLOCKING_TIMEOUT: Duration = Duration::from_secs(60);
 const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
 const DEFAULT_RATE_LIMIT_PER_MINUTE: u32 = 600;
 const DEFAULT_BIND: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
@@ -55,6 +66,14 @@ pub(crate) fn read(field: Field<'_>, errors: &mut Errors) -> ServerSettings {
             .field("allow_private_push_urls")
             .boolean(errors)
             .unwrap_or(false),
+        temporal_timeout: section
+            .field("temporal_timeout")
+            .duration_up_to(Some((Duration::from_secs(300), "5 minutes")), errors)
+            .unwrap_or(DEFAULT_TEMPORAL_TIMEOUT),
+        blocking_timeout: section
+            .field("blocking_timeout")
+            .duration_up_to(Some((Duration::from_secs(3600), "1 hour")), errors)
+            .unwrap_or(DEFAULT_BLOCKING_TIMEOUT),
     }
 }
 
@@ -116,6 +135,7 @@ fn read_delegators(field: &Field<'_>, errors: &mut Errors) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use std::net::SocketAddr;
+    use std::time::Duration;
 
     use crate::test_support::*;
 
@@ -128,6 +148,27 @@ mod tests {
         assert_eq!(server.max_request_bytes, 1024 * 1024);
         assert_eq!(server.rate_limit_per_minute, 600);
         assert!(!server.allow_private_push_urls);
+        assert_eq!(server.temporal_timeout, Duration::from_secs(10));
+        assert_eq!(server.blocking_timeout, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn the_call_bounds_are_read_and_bounded() {
+        let server = parse("[server]\ntemporal_timeout = \"3s\"\nblocking_timeout = \"15m\"")
+            .unwrap()
+            .server;
+        assert_eq!(server.temporal_timeout, Duration::from_secs(3));
+        assert_eq!(server.blocking_timeout, Duration::from_secs(900));
+        assert_only_error(
+            "[server]\ntemporal_timeout = \"10m\"",
+            "server.temporal_timeout",
+            "must be at most 5 minutes (got \"10m\")",
+        );
+        assert_only_error(
+            "[server]\nblocking_timeout = \"0s\"",
+            "server.blocking_timeout",
+            "must be at least 1 second (got \"0s\")",
+        );
     }
 
     #[test]
@@ -228,7 +269,7 @@ mod tests {
         assert_only_error(
             "[server]\nport = 8080",
             "server.port",
-            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls)",
+            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout)",
         );
     }
 }

@@ -140,6 +140,8 @@ mod tests {
                     max_request_bytes: 1024 * 1024,
                     rate_limit_per_minute: 600,
                     allow_private_push_urls: false,
+                    temporal_timeout: Duration::from_secs(10),
+                    blocking_timeout: Duration::from_secs(60),
                 },
                 card: CardSettings::default(),
                 temporal: TemporalSettings {
@@ -164,6 +166,7 @@ mod tests {
                     model: "gpt-4.1-mini".into(),
                     api_key: None,
                     timeout: Duration::from_secs(60),
+                    retry_for: Duration::from_secs(300),
                 },
                 metrics: MetricsSettings::default(),
                 source: None,
@@ -260,6 +263,8 @@ bind = "0.0.0.0:9464"
                         version: Some("1.4.0".into()),
                         updates: Updates::Follow,
                         follow_interval: Duration::from_secs(10),
+                        push_safety_fetch: crate::agents::DEFAULT_PUSH_SAFETY_FETCH,
+                        create_timeout: crate::agents::DEFAULT_CREATE_TIMEOUT,
                     },
                     RemoteAgentSpec {
                         id: "notes".into(),
@@ -267,6 +272,8 @@ bind = "0.0.0.0:9464"
                         version: None,
                         updates: Updates::Auto,
                         follow_interval: Duration::from_secs(5),
+                        push_safety_fetch: crate::agents::DEFAULT_PUSH_SAFETY_FETCH,
+                        create_timeout: crate::agents::DEFAULT_CREATE_TIMEOUT,
                     },
                 ],
                 server: ServerSettings {
@@ -276,6 +283,8 @@ bind = "0.0.0.0:9464"
                     max_request_bytes: 1024 * 1024,
                     rate_limit_per_minute: 600,
                     allow_private_push_urls: false,
+                    temporal_timeout: Duration::from_secs(10),
+                    blocking_timeout: Duration::from_secs(60),
                 },
                 card: CardSettings {
                     name: Some("Front desk".into()),
@@ -311,6 +320,7 @@ bind = "0.0.0.0:9464"
                     model: "gpt-4.1".into(),
                     api_key: Some(Secret::new("mk")),
                     timeout: Duration::from_secs(90),
+                    retry_for: Duration::from_secs(300),
                 },
                 metrics: MetricsSettings {
                     bind: Some("0.0.0.0:9464".parse().unwrap()),
@@ -339,7 +349,7 @@ bind = "0.0.0.0:9464"
         assert_only_error(
             "[server]\n\"bind address\" = \"x\"",
             "server.\"bind address\"",
-            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls)",
+            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout)",
         );
     }
 

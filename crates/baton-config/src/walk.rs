@@ -254,10 +254,25 @@ impl<'a> Field<'a> {
     /// A duration such as `"5s"`. Every duration setting is at least a second long, so
     /// that nothing polls in a tight loop.
     pub(crate) fn duration_at_least_one_second(&self, errors: &mut Errors) -> Option<Duration> {
+        self.duration_up_to(None, errors)
+    }
+
+    /// A duration of at least 1 second and, when `most` is given as (bound, its words), at most
+    /// that bound.
+    pub(crate) fn duration_up_to(
+        &self,
+        most: Option<(Duration, &str)>,
+        errors: &mut Errors,
+    ) -> Option<Duration> {
         let text = self.string("a duration like \"5s\"", errors)?;
         match parse_duration(text) {
             Ok(duration) if duration < Duration::from_secs(1) => {
                 self.fail(errors, format!("must be at least 1 second (got {text:?})"));
+                None
+            }
+            Ok(duration) if most.is_some_and(|(bound, _)| duration > bound) => {
+                let words = most.map_or("", |(_, words)| words);
+                self.fail(errors, format!("must be at most {words} (got {text:?})"));
                 None
             }
             Ok(duration) => Some(duration),

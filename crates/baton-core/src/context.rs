@@ -189,6 +189,7 @@ mod tests {
             name: name.to_string(),
             agent: agent.to_string(),
             remote_task_id: None,
+            context_id: None,
             state,
             sub_state: None,
             summary: None,
@@ -340,6 +341,7 @@ mod tests {
         };
         let sub_task = SubTaskRow {
             remote_task_id: Some(hostile.to_string()),
+            context_id: None,
             sub_state: Some(hostile.to_string()),
             ..row(hostile, hostile, TaskState::Working)
         };

@@ -149,6 +149,7 @@ mod tests {
             name: name.to_string(),
             agent: "ledger".to_string(),
             remote_task_id: None,
+            context_id: None,
             state: TaskState::Submitted,
             sub_state: None,
             summary: None,
@@ -162,6 +163,7 @@ mod tests {
             name: "balance".into(),
             agent: "ledger".into(),
             remote_task_id: Some("r-1".into()),
+            context_id: None,
             state,
             sub_state: None,
             summary: None,
@@ -333,6 +335,7 @@ mod tests {
             rows[1],
             SubTaskRow {
                 remote_task_id: Some("t-9".to_string()),
+                context_id: None,
                 state: TaskState::InputRequired,
                 sub_state: Some(AWAITING_ANSWER.to_string()),
                 summary: Some("Which year?".to_string()),

@@ -25,8 +25,8 @@ use temporalio_client::errors::{
     WorkflowQueryError, WorkflowUpdateError, WorkflowUpdateWithStartError,
 };
 use temporalio_client::{
-    Client, WorkflowCancelOptions, WorkflowExecuteUpdateOptions, WorkflowIdConflictPolicy,
-    WorkflowQueryOptions, WorkflowUpdateWithStartOptions,
+    Client, WorkflowCancelOptions, WorkflowDescribeOptions, WorkflowExecuteUpdateOptions,
+    WorkflowIdConflictPolicy, WorkflowQueryOptions, WorkflowUpdateWithStartOptions,
 };
 use temporalio_common::search_attributes::SearchAttributes;
 use tokio_stream::wrappers::ReceiverStream;
@@ -45,6 +45,12 @@ pub struct GatewayConfig {
     pub card: AgentCard,
     /// How often a waiting call or a stream reads the task's event log.
     pub poll_interval: Duration,
+    /// The longest any one call to Temporal may take (`server.temporal_timeout`): past it the
+    /// caller gets a retryable error, never a hang.
+    pub temporal_timeout: Duration,
+    /// The longest a blocking SendMessage waits for its task to settle
+    /// (`server.blocking_timeout`) before it answers with the task as it stands.
+    pub blocking_timeout: Duration,
     /// `server.allow_private_push_urls`.
     pub allow_private_push_urls: bool,
     /// Whether tasks carry Baton's search attributes (`temporal.search_attributes`).
@@ -61,9 +67,16 @@ pub struct TemporalHandler {
     pub(crate) config: Arc<GatewayConfig>,
 }
 
-/// How long a blocking SendMessage waits for the task to settle before it answers with the task
-/// as it stands.
-const BLOCKING_WAIT: Duration = Duration::from_secs(600);
+/// How long a CancelTask waits for the task to confirm it was cancelled.
+const CANCEL_WAIT: Duration = Duration::from_secs(60);
+
+/// Where a message was delivered: the task, and the inbox's receipt, or none when Temporal
+/// took the new task but no worker has read the message within the call timeout.
+pub(crate) struct Delivered {
+    task_id: String,
+    context_id: Option<String>,
+    receipt: Option<InboxReceipt>,
+}
 
 /// When a stream of events ends.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -123,7 +136,7 @@ impl TemporalHandler {
         &self,
         params: &ServiceParams,
         req: &SendMessageRequest,
-    ) -> Result<(String, InboxReceipt), A2AError> {
+    ) -> Result<Delivered, A2AError> {
         let message = &req.message;
         let sender = sender(params, message)?;
         let webhook = req
@@ -143,17 +156,23 @@ impl TemporalHandler {
                     view.state
                 )));
             }
-            let receipt = self
+            let handle = self
                 .client
-                .get_workflow_handle::<TaskWorkflow>(task_id.as_str())
-                .execute_update(
-                    TaskWorkflow::inbox,
-                    inbox,
-                    WorkflowExecuteUpdateOptions::default(),
-                )
-                .await
+                .get_workflow_handle::<TaskWorkflow>(task_id.as_str());
+            let update = handle.execute_update(
+                TaskWorkflow::inbox,
+                inbox,
+                WorkflowExecuteUpdateOptions::default(),
+            );
+            let receipt = self
+                .bounded("delivering the message", update)
+                .await?
                 .map_err(|e| update_error(&task_id, e))?;
-            return Ok((task_id, receipt));
+            return Ok(Delivered {
+                task_id,
+                context_id: view.context_id,
+                receipt: Some(receipt),
+            });
         }
         // A retried first message lands on the same task: its id derives from the sender and
         // the message id, and the inbox drops the duplicate.
@@ -188,21 +207,67 @@ impl TemporalHandler {
         // What the Web UI shows for the task in its list.
         .static_summary(format!("{} (from {sender})", input.name))
         .build();
-        let receipt = self
-            .client
-            .execute_update_with_start_workflow(
-                TaskWorkflow::run,
-                input.into(),
-                TaskWorkflow::inbox,
-                inbox,
-                options,
-            )
-            .await
-            .map_err(|e| match e {
+        let started = self.client.execute_update_with_start_workflow(
+            TaskWorkflow::run,
+            input.into(),
+            TaskWorkflow::inbox,
+            inbox,
+            options,
+        );
+        let receipt = match tokio::time::timeout(self.config.temporal_timeout, started).await {
+            Ok(outcome) => outcome.map_err(|e| match e {
                 WorkflowUpdateWithStartError::Update(e) => update_error(&task_id, e),
                 other => A2AError::internal(format!("the task could not be started: {other}")),
-            })?;
-        Ok((task_id, receipt))
+            })?,
+            // No worker took the message in time. If Temporal has the task, it holds the
+            // brief in its input and runs once a worker comes: the caller gets it SUBMITTED.
+            Err(_) if self.exists(&task_id).await => {
+                return Ok(Delivered {
+                    task_id,
+                    context_id: Some(context_id),
+                    receipt: None,
+                });
+            }
+            Err(_) => return Err(self.unavailable("starting the task")),
+        };
+        Ok(Delivered {
+            task_id,
+            context_id: Some(context_id),
+            receipt: Some(receipt),
+        })
+    }
+
+    /// Whether Temporal has a workflow with this id, within the call timeout.
+    async fn exists(&self, task_id: &str) -> bool {
+        let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
+        let describe = handle.describe(WorkflowDescribeOptions::default());
+        matches!(
+            tokio::time::timeout(self.config.temporal_timeout, describe).await,
+            Ok(Ok(_))
+        )
+    }
+
+    /// `call`, bounded by the call timeout.
+    pub(crate) async fn bounded<T>(
+        &self,
+        doing: &str,
+        call: impl std::future::Future<Output = T>,
+    ) -> Result<T, A2AError> {
+        tokio::time::timeout(self.config.temporal_timeout, call)
+            .await
+            .map_err(|_| self.unavailable(doing))
+    }
+
+    /// The retryable error of a call Temporal did not answer in time: no worker is running,
+    /// or Temporal itself is unreachable.
+    fn unavailable(&self, doing: &str) -> A2AError {
+        A2AError::internal(format!(
+            "{doing} took longer than {}s: this agent's workers or its Temporal service are \
+             not answering; retry later (a message sent again with the same messageId is \
+             taken once)",
+            self.config.temporal_timeout.as_secs()
+        ))
+        .with_details(vec![retry_info(RETRY_DELAY)])
     }
 
     /// A webhook a caller asks for on `task_id`, checked: its URL may not reach into this
@@ -229,23 +294,26 @@ impl TemporalHandler {
     }
 
     pub(crate) async fn view(&self, task_id: &str) -> Result<TaskView, A2AError> {
-        self.client
-            .get_workflow_handle::<TaskWorkflow>(task_id)
-            .query(TaskWorkflow::task, (), WorkflowQueryOptions::default())
-            .await
+        let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
+        let query = handle.query(TaskWorkflow::task, (), WorkflowQueryOptions::default());
+        self.bounded("reading the task", query)
+            .await?
             .map_err(|e| query_error(task_id, e))
     }
 
-    async fn events(&self, task_id: &str, cursor: u64) -> Result<EventPage, A2AError> {
-        self.client
-            .get_workflow_handle::<TaskWorkflow>(task_id)
-            .query(
-                TaskWorkflow::events_since,
-                cursor,
-                WorkflowQueryOptions::default(),
-            )
-            .await
-            .map_err(|e| query_error(task_id, e))
+    /// The task's events from `cursor`; `None` when Temporal did not answer within the call
+    /// timeout (a worker restarting, a busy machine), which a waiting caller may ask again.
+    async fn events(&self, task_id: &str, cursor: u64) -> Result<Option<EventPage>, A2AError> {
+        let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
+        let query = handle.query(
+            TaskWorkflow::events_since,
+            cursor,
+            WorkflowQueryOptions::default(),
+        );
+        match tokio::time::timeout(self.config.temporal_timeout, query).await {
+            Ok(page) => page.map(Some).map_err(|e| query_error(task_id, e)),
+            Err(_) => Ok(None),
+        }
     }
 
     /// The task, if `caller` is one of its participants; "not found" otherwise.
@@ -270,15 +338,15 @@ impl TemporalHandler {
         task_id: &str,
     ) -> Result<Vec<TaskPushNotificationConfig>, A2AError> {
         self.visible_view(params, task_id).await?;
+        let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
+        let query = handle.query(
+            TaskWorkflow::push_configs,
+            (),
+            WorkflowQueryOptions::default(),
+        );
         let configs = self
-            .client
-            .get_workflow_handle::<TaskWorkflow>(task_id)
-            .query(
-                TaskWorkflow::push_configs,
-                (),
-                WorkflowQueryOptions::default(),
-            )
-            .await
+            .bounded("reading the push configs", query)
+            .await?
             .map_err(|e| query_error(task_id, e))?;
         Ok(configs
             .iter()
@@ -288,15 +356,20 @@ impl TemporalHandler {
 
     /// Waits until a state change after `cursor` settles the task (terminal or interrupted).
     async fn wait_settled(&self, task_id: &str, cursor: u64) -> Result<TaskView, A2AError> {
-        let deadline = tokio::time::Instant::now() + BLOCKING_WAIT;
+        let deadline = tokio::time::Instant::now() + self.config.blocking_timeout;
         let mut next = cursor;
         loop {
-            let page = self.events(task_id, next).await?;
-            next = page.next_seq;
-            let settled = page.events.iter().any(|e| {
-                matches!(e.event, baton_proto::TaskEvent::Status { state, .. } if EndAt::Settled.reached(state))
-            });
-            if settled || page.closed || tokio::time::Instant::now() >= deadline {
+            // A read Temporal did not answer in time is asked again until the deadline.
+            if let Some(page) = self.events(task_id, next).await? {
+                next = page.next_seq;
+                let settled = page.events.iter().any(|e| {
+                    matches!(e.event, baton_proto::TaskEvent::Status { state, .. } if EndAt::Settled.reached(state))
+                });
+                if settled || page.closed {
+                    return self.view(task_id).await;
+                }
+            }
+            if tokio::time::Instant::now() >= deadline {
                 return self.view(task_id).await;
             }
             tokio::time::sleep(self.config.poll_interval).await;
@@ -321,7 +394,13 @@ impl TemporalHandler {
             let mut next = cursor;
             loop {
                 let page = match handler.events(&task_id, next).await {
-                    Ok(page) => page,
+                    Ok(Some(page)) => page,
+                    // Not answered in time: asked again while the client listens.
+                    Ok(None) => EventPage {
+                        events: Vec::new(),
+                        next_seq: next,
+                        closed: false,
+                    },
                     Err(error) => {
                         tx.send(Err(error)).await.ok();
                         return;
@@ -368,13 +447,19 @@ impl RequestHandler for TemporalHandler {
         req: SendMessageRequest,
     ) -> Result<SendMessageResponse, A2AError> {
         self.check_extensions(params)?;
-        let (task_id, receipt) = self.deliver(params, &req).await?;
+        let delivered = self.deliver(params, &req).await?;
         let configuration = req.configuration.as_ref();
         let history_length = configuration.and_then(|c| c.history_length);
-        let view = if configuration.and_then(|c| c.return_immediately) == Some(true) {
-            self.view(&task_id).await?
+        let Some(receipt) = &delivered.receipt else {
+            return Ok(SendMessageResponse::Task(submitted(&delivered)));
+        };
+        let task_id = &delivered.task_id;
+        let immediately = configuration.and_then(|c| c.return_immediately) == Some(true);
+        // A repeated messageId was answered when it first came: the task as it is now.
+        let view = if immediately || receipt.duplicate {
+            self.view(task_id).await?
         } else {
-            self.wait_settled(&task_id, receipt.cursor).await?
+            self.wait_settled(task_id, receipt.cursor).await?
         };
         Ok(SendMessageResponse::Task(task_of(&view, history_length)))
     }
@@ -385,9 +470,19 @@ impl RequestHandler for TemporalHandler {
         req: SendMessageRequest,
     ) -> Result<BoxStream<'static, Result<StreamResponse, A2AError>>, A2AError> {
         self.check_extensions(params)?;
-        let (task_id, receipt) = self.deliver(params, &req).await?;
-        let snapshot = task_of(&self.view(&task_id).await?, None);
-        Ok(self.stream(task_id, receipt.cursor, EndAt::Settled, snapshot))
+        let delivered = self.deliver(params, &req).await?;
+        let Some(receipt) = delivered.receipt.clone() else {
+            let only = StreamResponse::Task(submitted(&delivered));
+            return Ok(Box::pin(futures::stream::iter([Ok(only)])));
+        };
+        let snapshot = task_of(&self.view(&delivered.task_id).await?, None);
+        if receipt.duplicate {
+            // A repeated messageId: the task as it is, and the end of the stream.
+            return Ok(Box::pin(futures::stream::iter([Ok(StreamResponse::Task(
+                snapshot,
+            ))])));
+        }
+        Ok(self.stream(delivered.task_id, receipt.cursor, EndAt::Settled, snapshot))
     }
 
     async fn get_task(
@@ -404,7 +499,9 @@ impl RequestHandler for TemporalHandler {
         params: &ServiceParams,
         req: ListTasksRequest,
     ) -> Result<ListTasksResponse, A2AError> {
-        list_tasks(self, params, req).await
+        // Each task is read with its own bounded query; the whole listing is bounded too.
+        self.bounded("listing the tasks", list_tasks(self, params, req))
+            .await?
     }
 
     async fn cancel_task(
@@ -416,16 +513,18 @@ impl RequestHandler for TemporalHandler {
         if view.state.is_terminal() {
             return Err(A2AError::task_not_cancelable(&req.id));
         }
-        self.client
-            .get_workflow_handle::<TaskWorkflow>(req.id.as_str())
-            .cancel(
-                WorkflowCancelOptions::builder()
-                    .reason("cancelled over A2A".to_string())
-                    .build(),
-            )
-            .await
+        let handle = self
+            .client
+            .get_workflow_handle::<TaskWorkflow>(req.id.as_str());
+        let cancel = handle.cancel(
+            WorkflowCancelOptions::builder()
+                .reason("cancelled over A2A".to_string())
+                .build(),
+        );
+        self.bounded("sending the cancel", cancel)
+            .await?
             .map_err(|e| A2AError::internal(format!("the cancel could not be sent: {e}")))?;
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        let deadline = tokio::time::Instant::now() + CANCEL_WAIT;
         loop {
             let view = self.view(&req.id).await?;
             if view.state.is_terminal() || tokio::time::Instant::now() >= deadline {
@@ -447,7 +546,11 @@ impl RequestHandler for TemporalHandler {
                 req.id, view.state
             )));
         }
-        let cursor = self.events(&req.id, u64::MAX).await?.next_seq;
+        let cursor = self
+            .events(&req.id, u64::MAX)
+            .await?
+            .ok_or_else(|| self.unavailable("reading the task's events"))?
+            .next_seq;
         Ok(self.stream(req.id, cursor, EndAt::Terminal, task_of(&view, None)))
     }
 
@@ -464,15 +567,17 @@ impl RequestHandler for TemporalHandler {
             )));
         }
         let config = self.push_config(&req.task_id, &req)?;
-        let saved = self
+        let handle = self
             .client
-            .get_workflow_handle::<TaskWorkflow>(req.task_id.as_str())
-            .execute_update(
-                TaskWorkflow::set_push_config,
-                config,
-                WorkflowExecuteUpdateOptions::default(),
-            )
-            .await
+            .get_workflow_handle::<TaskWorkflow>(req.task_id.as_str());
+        let update = handle.execute_update(
+            TaskWorkflow::set_push_config,
+            config,
+            WorkflowExecuteUpdateOptions::default(),
+        );
+        let saved = self
+            .bounded("registering the push config", update)
+            .await?
             .map_err(|e| update_error(&req.task_id, e))?;
         Ok(push_configs::to_a2a(&req.task_id, &saved))
     }
@@ -510,14 +615,16 @@ impl RequestHandler for TemporalHandler {
             // Nothing is pushed for a closed task any more: the delete has nothing left to do.
             return Ok(());
         }
-        self.client
-            .get_workflow_handle::<TaskWorkflow>(req.task_id.as_str())
-            .execute_update(
-                TaskWorkflow::delete_push_config,
-                req.id.clone(),
-                WorkflowExecuteUpdateOptions::default(),
-            )
-            .await
+        let handle = self
+            .client
+            .get_workflow_handle::<TaskWorkflow>(req.task_id.as_str());
+        let update = handle.execute_update(
+            TaskWorkflow::delete_push_config,
+            req.id.clone(),
+            WorkflowExecuteUpdateOptions::default(),
+        );
+        self.bounded("deleting the push config", update)
+            .await?
             .map_err(|e| update_error(&req.task_id, e))
     }
 
@@ -527,6 +634,38 @@ impl RequestHandler for TemporalHandler {
         _req: GetExtendedAgentCardRequest,
     ) -> Result<AgentCard, A2AError> {
         Err(A2AError::extended_card_not_configured())
+    }
+}
+
+/// How long a caller is asked to wait before retrying a call Temporal did not answer.
+const RETRY_DELAY: Duration = Duration::from_secs(1);
+
+/// A `google.rpc.RetryInfo` detail: the error is worth retrying after `delay`.
+fn retry_info(delay: Duration) -> a2a::TypedDetail {
+    a2a::TypedDetail::new(
+        "type.googleapis.com/google.rpc.RetryInfo",
+        [(
+            "retryDelay".to_string(),
+            serde_json::Value::String(format!("{}s", delay.as_secs())),
+        )]
+        .into(),
+    )
+}
+
+/// A new task Temporal holds that no worker has read yet: SUBMITTED, with the brief it was
+/// created with in its input.
+fn submitted(delivered: &Delivered) -> Task {
+    Task {
+        id: delivered.task_id.clone(),
+        context_id: delivered.context_id.clone().unwrap_or_default(),
+        status: a2a::TaskStatus {
+            state: a2a::TaskState::Submitted,
+            message: None,
+            timestamp: Some(std::time::SystemTime::now().into()),
+        },
+        artifacts: None,
+        history: None,
+        metadata: None,
     }
 }
 

@@ -5,6 +5,8 @@
 //! stand-in: it fetches the task itself and never applies the push body. Each push is counted in
 //! `baton_pushes_total`, with the reason when refused.
 
+use std::time::Duration;
+
 use a2a::StreamResponse;
 use axum::Router;
 use axum::body::{Body, to_bytes};
@@ -24,11 +26,12 @@ use temporalio_client::{Client, WorkflowExecuteUpdateOptions};
 pub const MAX_PUSH_BYTES: usize = 64 * 1024;
 
 /// The push receiver's routes, to be mounted at the root of Baton's HTTP server. `task_queue`
-/// labels its metrics.
-pub fn push_routes(client: Client, task_queue: &str) -> Router {
+/// labels its metrics; `temporal_timeout` bounds the update that wakes the stand-in.
+pub fn push_routes(client: Client, task_queue: &str, temporal_timeout: Duration) -> Router {
     let receiver = Receiver {
         client,
         task_queue: task_queue.to_string(),
+        temporal_timeout,
     };
     Router::new()
         .route("/a2a/push/{stand_in_id}", post(receive))
@@ -39,6 +42,7 @@ pub fn push_routes(client: Client, task_queue: &str) -> Router {
 struct Receiver {
     client: Client,
     task_queue: String,
+    temporal_timeout: Duration,
 }
 
 /// Why a push was refused: its answer, and the reason its metric carries.
@@ -58,6 +62,13 @@ const NOT_ACCEPTED: Refusal = Refusal {
     message: "push not accepted",
     reason: "not_accepted",
 };
+/// Temporal or the worker did not take the push: the agent may push again, and the stand-in's
+/// safety fetch finds the change if it does not.
+const UNAVAILABLE: Refusal = Refusal {
+    status: StatusCode::SERVICE_UNAVAILABLE,
+    message: "try again later",
+    reason: "unavailable",
+};
 
 async fn receive(
     State(receiver): State<Receiver>,
@@ -65,7 +76,7 @@ async fn receive(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let outcome = deliver(&receiver.client, &stand_in_id, &headers, body).await;
+    let outcome = deliver(&receiver, &stand_in_id, &headers, body).await;
     let metrics = baton_metrics::global();
     match outcome {
         Ok(()) => {
@@ -80,7 +91,7 @@ async fn receive(
 }
 
 async fn deliver(
-    client: &Client,
+    receiver: &Receiver,
     stand_in_id: &str,
     headers: &HeaderMap,
     body: Body,
@@ -120,15 +131,19 @@ async fn deliver(
         remote_task_id,
         claimed_state,
     };
-    let stand_in = client.get_workflow_handle::<RemoteTaskWorkflow>(stand_in_id);
-    match stand_in
-        .execute_update(
-            RemoteTaskWorkflow::remote_push,
-            push,
-            WorkflowExecuteUpdateOptions::default(),
-        )
-        .await
-    {
+    let stand_in = receiver
+        .client
+        .get_workflow_handle::<RemoteTaskWorkflow>(stand_in_id);
+    let update = stand_in.execute_update(
+        RemoteTaskWorkflow::remote_push,
+        push,
+        WorkflowExecuteUpdateOptions::default(),
+    );
+    let Ok(outcome) = tokio::time::timeout(receiver.temporal_timeout, update).await else {
+        tracing::warn!(stand_in = %stand_in_id, "push not taken within {:?}: no worker answered", receiver.temporal_timeout);
+        return Err(UNAVAILABLE);
+    };
+    match outcome {
         Ok(()) => Ok(()),
         Err(WorkflowUpdateError::NotFound(_) | WorkflowUpdateError::Failed(_)) => {
             tracing::info!(stand_in = %stand_in_id, "push refused");
@@ -136,11 +151,7 @@ async fn deliver(
         }
         Err(error) => {
             tracing::warn!(stand_in = %stand_in_id, "push could not be delivered: {error}");
-            Err(Refusal {
-                status: StatusCode::SERVICE_UNAVAILABLE,
-                message: "try again later",
-                reason: "unavailable",
-            })
+            Err(UNAVAILABLE)
         }
     }
 }

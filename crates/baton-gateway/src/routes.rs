@@ -45,6 +45,7 @@ pub fn gateway_routes(handler: TemporalHandler, base_path: &str, limits: Limits)
         .merge(push_routes(
             handler.client.clone(),
             &handler.config.task_queue,
+            handler.config.temporal_timeout,
         ))
         .merge(card.clone());
     let app = if base.is_empty() {

@@ -21,6 +21,8 @@ pub struct ModelError {
     /// The HTTP status, when the provider answered at all.
     pub status: Option<u16>,
     pub message: String,
+    /// How long the provider asked to be left alone (`Retry-After`, in seconds), if it said.
+    pub retry_after: Option<Duration>,
 }
 
 impl ModelError {
@@ -30,7 +32,17 @@ impl ModelError {
             retryable: status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error(),
             status: Some(status.as_u16()),
             message: format!("{}: {detail}{}", answered(status), hint(status)),
+            retry_after: None,
         }
+    }
+
+    /// With the provider's `Retry-After` header, when it is a whole number of seconds (the
+    /// form OpenAI-compatible APIs send; an HTTP date is ignored).
+    pub(crate) fn with_retry_after(mut self, header: Option<&str>) -> Self {
+        self.retry_after = header
+            .and_then(|value| value.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        self
     }
 
     /// The provider answered 2xx with a body that cannot be used; asking again would give the
@@ -40,6 +52,7 @@ impl ModelError {
             retryable: false,
             status: Some(status.as_u16()),
             message: format!("{} {reason}", answered(status)),
+            retry_after: None,
         }
     }
 
@@ -51,6 +64,7 @@ impl ModelError {
                 "the model provider gave no complete answer within {limit:?}; \
                  raise model.timeout if the model needs longer"
             ),
+            retry_after: None,
         }
     }
 
@@ -67,6 +81,7 @@ impl ModelError {
             retryable: !(error.is_builder() || error.is_redirect()),
             status: None,
             message,
+            retry_after: None,
         }
     }
 }
@@ -133,6 +148,22 @@ mod tests {
         assert!(error.message.contains("BATON_MODEL_API_KEY"));
         let error = ModelError::from_status(status(404), "The model `x` does not exist");
         assert!(error.message.contains("model.base_url"));
+    }
+
+    #[test]
+    fn retry_after_in_seconds_is_kept_and_anything_else_ignored() {
+        let error =
+            |header| ModelError::from_status(status(429), "slow down").with_retry_after(header);
+        assert_eq!(error(Some("7")).retry_after, Some(Duration::from_secs(7)));
+        assert_eq!(error(Some(" 0 ")).retry_after, Some(Duration::ZERO));
+        for ignored in [
+            None,
+            Some("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some("-3"),
+            Some("1.5"),
+        ] {
+            assert_eq!(error(ignored).retry_after, None, "{ignored:?}");
+        }
     }
 
     #[test]

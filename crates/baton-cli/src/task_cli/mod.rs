@@ -105,6 +105,8 @@ impl Target {
             version: None,
             updates: Updates::Off,
             follow_interval: Duration::from_secs(5),
+            push_safety_fetch: baton_config::DEFAULT_PUSH_SAFETY_FETCH,
+            create_timeout: baton_config::DEFAULT_CREATE_TIMEOUT,
         };
         let http = reqwest::Client::new();
         Ok(RemoteAgent::connect(&spec, &self.participant, &http, CardLimits::default()).await?)

@@ -150,6 +150,7 @@ mod tests {
             name: "balance".into(),
             agent: "ledger".into(),
             remote_task_id: Some("r-9".into()),
+            context_id: None,
             state,
             sub_state: None,
             summary: summary.map(str::to_string),

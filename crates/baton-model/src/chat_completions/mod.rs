@@ -56,11 +56,18 @@ impl ChatCompletions {
             .map_err(|e| ModelError::from_transport(&e))?;
         let status = response.status();
         if !status.is_success() {
+            let retry_after = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
             let detail = match read_limited(response, MAX_ERROR_BODY_BYTES).await {
                 Ok(body) => error_detail(&body),
                 Err(e) => format!("(the body could not be read: {e})"),
             };
-            return Err(ModelError::from_status(status, &detail));
+            return Err(
+                ModelError::from_status(status, &detail).with_retry_after(retry_after.as_deref())
+            );
         }
         let body = read_limited(response, MAX_RESPONSE_BYTES)
             .await

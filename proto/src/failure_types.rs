@@ -1,0 +1,10 @@
+//! The types of the activity failures the workflows read: an activity fails with one of these
+//! (non-retryable) when asking again cannot help, and the workflow acts on the type, never on
+//! the message.
+
+/// The agent is not configured on the worker that ran the activity.
+pub const AGENT_UNKNOWN: &str = "agent.unknown";
+/// The agent no longer knows the task (A2A error -32001).
+pub const TASK_NOT_FOUND: &str = "remote.task_not_found";
+/// The model provider refused the request for good (a 400, 401, 404, …).
+pub const PROVIDER_FAILED: &str = "provider.failed";
