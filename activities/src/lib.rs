@@ -22,7 +22,7 @@ use baton_proto::failure_types::AGENT_UNKNOWN;
 use baton_proto::{
     CancelContextIn, DelegationEnd, DeletePushIn, FollowIn, FollowOut, InvokeModelIn,
     InvokeModelOut, PushDelivery, RemoteSnapshot, RemoteTaskIn, RemoteWatch, StartAgentTaskIn,
-    StartAgentTaskOut,
+    StartAgentTaskOut, TaskFailure,
 };
 use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
@@ -205,6 +205,18 @@ impl BatonActivities {
         ends: Vec<DelegationEnd>,
     ) -> Result<(), ActivityError> {
         delegation_metrics::record_ends(&self.task_queue, &ends);
+        Ok(())
+    }
+
+    /// Logs a task that failed, once: the task runs it as a local activity, whose marker keeps
+    /// a replay from logging it again.
+    #[activity(name = "report_task_failed")]
+    pub async fn report_task_failed(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        failure: TaskFailure,
+    ) -> Result<(), ActivityError> {
+        tracing::warn!(task = %failure.task_id, "task failed: {}", failure.reason);
         Ok(())
     }
 

@@ -6,6 +6,7 @@ use baton_a2a::Registry;
 use baton_core::context::render_note;
 use baton_core::push_token::hex;
 use baton_core::spawn_subtask::{SPAWN_SUBTASK, spawn_subtask_schema};
+use baton_core::turn_bounds::{MAX_TOOL_CALLS_KEPT, bound_answer, bound_tool_calls};
 use std::time::Duration;
 
 use baton_model::{ChatMessage, ModelError, ModelProvider, ModelRequest, ToolCall, ToolSpec};
@@ -59,17 +60,28 @@ pub async fn invoke(
     };
     let response = model.complete(&request).await?;
     tracing::debug!(task = %input.task_id, tokens_in = response.usage.input_tokens, tokens_out = response.usage.output_tokens, "model turn");
-    Ok(InvokeModelOut {
-        text: response.text,
-        tool_calls: response
+    let bounded = bound_tool_calls(
+        response
             .tool_calls
             .into_iter()
             .map(|call| ToolCallRecord {
                 id: call.id,
                 name: call.name,
                 arguments: call.arguments,
+                refused: None,
             })
             .collect(),
+    );
+    if bounded.dropped > 0 {
+        tracing::warn!(
+            task = %input.task_id,
+            "the model answered with {} more tool calls than one answer keeps ({MAX_TOOL_CALLS_KEPT}); they were dropped",
+            bounded.dropped
+        );
+    }
+    Ok(InvokeModelOut {
+        text: response.text.map(bound_answer),
+        tool_calls: bounded.calls,
         input_tokens: response.usage.input_tokens,
         output_tokens: response.usage.output_tokens,
         prefix_sha256: prefix.sha256.clone(),

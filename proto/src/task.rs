@@ -156,13 +156,20 @@ pub struct TaskLimits {
     pub max_turns: u32,
     /// Workflow history events before the workflow continues as new.
     pub history_event_bound: u32,
+    /// Seconds a conversation may wait for its next message before it completes; 0 waits for
+    /// ever.
+    pub idle_timeout_secs: u64,
 }
+
+/// How long a conversation waits for its next message by default: a week.
+pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 7 * 24 * 3600;
 
 impl Default for TaskLimits {
     fn default() -> Self {
         TaskLimits {
             max_turns: 50,
             history_event_bound: 10_000,
+            idle_timeout_secs: DEFAULT_IDLE_TIMEOUT_SECS,
         }
     }
 }
@@ -197,6 +204,10 @@ pub struct ToolCallRecord {
     pub id: String,
     pub name: String,
     pub arguments: String,
+    /// Why the call does not run, when it is over a bound of one answer (too many calls, too
+    /// large arguments); the model reads this as the call's tool error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 /// One delegation, as the parent tracks it.
@@ -229,6 +240,13 @@ pub struct DelegationEnd {
     pub agent: String,
     /// COMPLETED, FAILED, CANCELED or REJECTED.
     pub state: TaskState,
+}
+
+/// A task that failed, as `report_task_failed` logs it in the worker's log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskFailure {
+    pub task_id: String,
+    pub reason: String,
 }
 
 /// The `child_done` signal a stand-in sends its parent on each change it hears.

@@ -87,6 +87,7 @@ const KNOWN: &[&str] = &[
     "PushConfig",
     "PushDelivery",
     "DelegationEnd",
+    "TaskFailure",
     "String",
     "u64",
     "a2a::Message",
@@ -104,6 +105,7 @@ const ACTIVITIES: &[&str] = &[
     "invoke_model",
     "deliver_push",
     "record_delegation_ends",
+    "report_task_failed",
 ];
 
 /// One ```json block of the page.
@@ -229,6 +231,7 @@ fn round_trip(type_name: &str, value: &Value) -> Result<Value, String> {
         "StartAgentTaskIn" => via::<StartAgentTaskIn>(value),
         "StartAgentTaskOut" => via::<StartAgentTaskOut>(value),
         "CancelContextIn" => via::<CancelContextIn>(value),
+        "TaskFailure" => via::<TaskFailure>(value),
         "RemoteTaskIn" => via::<RemoteTaskIn>(value),
         "FollowIn" => via::<FollowIn>(value),
         "FollowOut" => via::<FollowOut>(value),
@@ -385,8 +388,8 @@ fn every_activity_has_a_section() {
 fn the_documented_limits_are_the_defaults() {
     let limits = TaskLimits::default();
     let shown = format!(
-        r#"{{"max_turns": {}, "history_event_bound": {}}}"#,
-        limits.max_turns, limits.history_event_bound
+        r#"{{"max_turns": {}, "history_event_bound": {}, "idle_timeout_secs": {}}}"#,
+        limits.max_turns, limits.history_event_bound, limits.idle_timeout_secs
     );
     assert!(CONTRACT.contains(&shown), "the page must show {shown}");
     let minimal: TaskInput =

@@ -65,6 +65,12 @@ pub fn record_delegation_ends() -> LocalActivityOptions {
         .build()
 }
 
+/// Logging a failed task in the worker's log: in process and quick, one attempt, detached
+/// from the workflow's cancellation.
+pub fn report_task_failed() -> LocalActivityOptions {
+    record_delegation_ends()
+}
+
 /// GetTask on a push-watched task: retried with backoff until the agent answers, so a fetch
 /// that fails (the agent restarting, a network split) is never the end of the watch. A task or
 /// agent gone for good fails it at once (non-retryable), and the stand-in resolves the row.

@@ -18,18 +18,19 @@ use baton_core::sub_tasks::{
     apply_child_done, creation_failed_note, delegation_end, map_remote_state,
 };
 use baton_core::tool_result::{spawned_content, tool_error_content};
+use baton_core::turn_bounds::payload_too_large;
 use baton_proto::{
     CancelContextIn, ChildDone, DelegationEnd, EventPage, HistoryItem, InboxMessage, InboxReceipt,
     InvokeModelIn, InvokeModelOut, Lifecycle, MessageRole, PushConfig, PushDelivery,
     RemoteSnapshot, RemoteStart, RemoteTaskIn, Source, StartAgentTaskIn, StartAgentTaskOut,
-    SubTaskRow, TaskCarry, TaskEvent, TaskInput, TaskMessage, TaskRef, TaskStart, TaskState,
-    TaskView, ToolCallRecord,
+    SubTaskRow, TaskCarry, TaskEvent, TaskFailure, TaskInput, TaskMessage, TaskRef, TaskStart,
+    TaskState, TaskView, ToolCallRecord,
 };
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
-    ActivityExecutionError, ApplicationFailure, ChildWorkflowOptions, ContinueAsNewOptions,
-    ParentClosePolicy, SyncWorkflowContext, WorkflowContext, WorkflowContextView, WorkflowResult,
-    WorkflowTermination,
+    ActivityExecutionError, ApplicationFailure, CancellableFuture, ChildWorkflowOptions,
+    ContinueAsNewOptions, ParentClosePolicy, SyncWorkflowContext, WorkflowContext,
+    WorkflowContextView, WorkflowResult, WorkflowTermination,
 };
 use temporalio_workflow::{WaitConditionOptions, WorkflowCancellationToken, select};
 
@@ -47,7 +48,10 @@ const CREATE_GRACE_PATCH: &str = "baton.create-grace";
 /// The patch that keeps messages that arrive during a turn for the next one, for the histories
 /// before it (which put them in the model's history at once and counted them read).
 const TURN_ORDER_PATCH: &str = "baton.turn-order";
-/// The patch that has a failed parent cancel its open sub-tasks, for the histories before it.
+/// The patch that ends a conversation left idle, for the histories before it.
+const IDLE_END_PATCH: &str = "baton.idle-end";
+/// The patch that has a failed parent cancel its open sub-tasks and log its failure, for the
+/// histories before it.
 const CLEANUP_ON_FAIL_PATCH: &str = "baton.cleanup-on-fail";
 
 #[workflow]
@@ -150,16 +154,25 @@ impl TaskWorkflow {
                 return cancel_everything(ctx).await;
             }
             if should_continue_as_new(ctx) {
-                let next = TaskStart::from(ctx.state(TaskWorkflow::carry));
-                match ctx.continue_as_new(next, ContinueAsNewOptions::default())? {}
+                let next = ctx.state(TaskWorkflow::carry);
+                let size = serde_json::to_vec(&next).map_or(usize::MAX, |bytes| bytes.len());
+                if let Some(reason) =
+                    payload_too_large("what the task carries into its next run", size)
+                {
+                    return finish(ctx, TaskState::Failed, Some(reason)).await;
+                }
+                match ctx.continue_as_new(TaskStart::from(next), ContinueAsNewOptions::default())? {}
             }
             if ctx.state(TaskWorkflow::awaits_next_message) {
-                // Parked after an answer: the next participant message (or a cancel) wakes it.
-                let woke = ctx
-                    .wait_condition(|s: &Self| s.unread_messages > 0 || s.cancel_reason.is_some())
-                    .await;
-                if woke.is_err() || ctx.state(|s| s.cancel_reason.is_some()) {
-                    continue;
+                // Parked after an answer: the next participant message (or a cancel) wakes it;
+                // a conversation left idle for its idle timeout ends with its last answer.
+                match wait_for_next_message(ctx).await {
+                    Parked::Woken => {}
+                    Parked::Interrupted => continue,
+                    Parked::Idle => {
+                        let answer = ctx.state(|s| s.last_answer.clone());
+                        return finish(ctx, TaskState::Completed, answer).await;
+                    }
                 }
             }
             if ctx.state(|s| s.turns >= s.input.limits.max_turns) {
@@ -437,6 +450,44 @@ fn unreadable_input() -> TaskInput {
     }
 }
 
+/// How a parked conversation's wait ended.
+enum Parked {
+    /// A participant's message arrived.
+    Woken,
+    /// A cancel, or the wait itself was cut: the loop looks again.
+    Interrupted,
+    /// Nothing arrived for the task's idle timeout.
+    Idle,
+}
+
+/// Waits for the next participant message, a cancel, or the idle timeout
+/// (`limits.idle_timeout_secs`; histories before the patch wait for ever).
+async fn wait_for_next_message(ctx: &mut WorkflowContext<TaskWorkflow>) -> Parked {
+    let idle = ctx.state(|s| s.input.limits.idle_timeout_secs);
+    let arrived = |s: &TaskWorkflow| s.unread_messages > 0 || s.cancel_reason.is_some();
+    let woke = if idle > 0 && ctx.patched(IDLE_END_PATCH) {
+        let mut timer = std::pin::pin!(ctx.timer(std::time::Duration::from_secs(idle)));
+        let woke = select! {
+            woke = ctx.wait_condition(arrived) => Some(woke),
+            _ = timer.as_mut() => None,
+        };
+        match woke {
+            Some(woke) => {
+                timer.cancel();
+                woke
+            }
+            None => return Parked::Idle,
+        }
+    } else {
+        ctx.wait_condition(arrived).await
+    };
+    if woke.is_err() || ctx.state(|s| s.cancel_reason.is_some()) {
+        Parked::Interrupted
+    } else {
+        Parked::Woken
+    }
+}
+
 fn cancel_requested(ctx: &WorkflowContext<TaskWorkflow>) -> bool {
     ctx.cancellation_token().is_cancelled() || ctx.state(|s| s.cancel_reason.is_some())
 }
@@ -577,6 +628,11 @@ async fn model_turn(
         task_id: ctx.workflow_id().to_string(),
         ..request
     };
+    let size = serde_json::to_vec(&request).map_or(usize::MAX, |bytes| bytes.len());
+    if let Some(reason) = payload_too_large("the model's input", size) {
+        finish(ctx, TaskState::Failed, Some(reason)).await?;
+        unreachable!("finish with FAILED always ends the workflow");
+    }
     let summary = format!("model turn {}", ctx.state(|s| s.turns + 1));
     let options = policies::summarized(policies::invoke_model(), summary);
     let outcome = select! {
@@ -638,6 +694,14 @@ async fn run_tool_call(
         return tool_error_content(&ToolError {
             code: "task.cancelled".into(),
             message: "the task is being cancelled: nothing more is started".into(),
+            rejected: Some(call.name.clone()),
+            available: Vec::new(),
+        });
+    }
+    if let Some(refusal) = &call.refused {
+        return tool_error_content(&ToolError {
+            code: "tool.refused".into(),
+            message: refusal.clone(),
             rejected: Some(call.name.clone()),
             available: Vec::new(),
         });
@@ -983,7 +1047,8 @@ async fn finish(
     let status_message = (state != TaskState::Completed)
         .then(|| message.clone())
         .flatten();
-    if state == TaskState::Failed && ctx.patched(CLEANUP_ON_FAIL_PATCH) {
+    let cleans_up = state == TaskState::Failed && ctx.patched(CLEANUP_ON_FAIL_PATCH);
+    if cleans_up {
         // A failed parent leaves nothing running: its open sub-tasks are cancelled first.
         let reason = format!(
             "the parent task failed: {}",
@@ -996,6 +1061,19 @@ async fn finish(
     record_delegation_ends(ctx).await;
     if state == TaskState::Failed {
         let reason = message.unwrap_or_else(|| "the task failed".into());
+        if cleans_up {
+            let failure = TaskFailure {
+                task_id: ctx.workflow_id().to_string(),
+                reason: reason.clone(),
+            };
+            ctx.execute_local_activity(
+                BatonActivities::report_task_failed,
+                failure,
+                policies::report_task_failed(),
+            )
+            .await
+            .ok();
+        }
         return Err(
             ApplicationFailure::builder(Box::<dyn std::error::Error + Send + Sync>::from(reason))
                 .type_name("task.failed".to_string())

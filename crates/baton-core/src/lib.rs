@@ -17,4 +17,5 @@ pub mod spawn_subtask;
 pub mod sub_tasks;
 pub mod system_prompt;
 pub mod tool_result;
+pub mod turn_bounds;
 pub mod untrusted;
