@@ -13,7 +13,7 @@ mod push_delivery;
 mod remote_calls;
 mod watch;
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use baton_a2a::{Registry, RemoteAgent};
@@ -55,7 +55,8 @@ pub struct BatonActivities {
     default_model: String,
     /// `model.retry_for`: how long a model turn keeps retrying.
     model_retry_for: Duration,
-    prefix: StaticPrefix,
+    /// The static prefix of every model turn; replaced when a pending agent joins the roster.
+    prefix: Arc<RwLock<StaticPrefix>>,
     /// `server.base_url`: where agents can push to this Baton. Without it, nothing pushes.
     push_base: Option<Url>,
     follow_window: Duration,
@@ -79,7 +80,7 @@ impl BatonActivities {
             model,
             default_model: model_settings.model.clone(),
             model_retry_for: model_settings.retry_for,
-            prefix,
+            prefix: Arc::new(RwLock::new(prefix)),
             push_base,
             follow_window: FOLLOW_WINDOW,
             http: reqwest::Client::new(),
@@ -93,13 +94,37 @@ impl BatonActivities {
         self
     }
 
-    fn agent(&self, id: &str) -> Result<&RemoteAgent, ActivityError> {
-        self.registry.get(id).ok_or_else(|| {
-            non_retryable(
-                AGENT_UNKNOWN,
-                format!("agent {id:?} is not registered on this worker"),
-            )
-        })
+    /// The registry of the agents the activities call.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// Replaces the static prefix, after the roster changed (a pending agent joined). Turns
+    /// under way finish with the one they started with.
+    pub fn replace_prefix(&self, prefix: StaticPrefix) {
+        *self.prefix.write().unwrap_or_else(|p| p.into_inner()) = prefix;
+    }
+
+    fn current_prefix(&self) -> StaticPrefix {
+        self.prefix
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The agent `id`. One whose card the worker is still fetching is worth retrying; one the
+    /// worker is not configured for is not.
+    fn agent(&self, id: &str) -> Result<Arc<RemoteAgent>, ActivityError> {
+        if let Some(agent) = self.registry.get(id) {
+            return Ok(agent);
+        }
+        if self.registry.pending(id).is_some() {
+            return Err(not_fetched_yet(id));
+        }
+        Err(non_retryable(
+            AGENT_UNKNOWN,
+            format!("agent {id:?} is not configured on this worker"),
+        ))
     }
 }
 
@@ -117,11 +142,22 @@ impl BatonActivities {
             delegation_metrics::record_started(&self.task_queue, &input.agent);
         }
         let Some(agent) = self.registry.get(&input.agent) else {
-            return Ok(StartAgentTaskOut::Failed {
-                reason: format!("agent {:?} is not registered on this worker", input.agent),
-            });
+            let reason = match self.registry.pending(&input.agent) {
+                // Its card is still being fetched: the attempt fails and is retried, until the
+                // agent's create_timeout.
+                Some(spec) if since_first_attempt(ctx.info()) < spec.create_timeout => {
+                    return Err(not_fetched_yet(&input.agent));
+                }
+                Some(spec) => format!(
+                    "agent {:?}'s card could not be fetched within agents[].create_timeout ({}s)",
+                    input.agent,
+                    spec.create_timeout.as_secs()
+                ),
+                None => format!("agent {:?} is not configured on this worker", input.agent),
+            };
+            return Ok(StartAgentTaskOut::Failed { reason });
         };
-        create::start_agent_task(&ctx, agent, &input).await
+        create::start_agent_task(&ctx, &agent, &input).await
     }
 
     /// Cancels the unfinished tasks of a delegation's context, after its creation failed.
@@ -131,7 +167,7 @@ impl BatonActivities {
         _ctx: ActivityContext,
         input: CancelContextIn,
     ) -> Result<u32, ActivityError> {
-        create::cancel_context_tasks(self.agent(&input.agent)?, &input).await
+        create::cancel_context_tasks(&*self.agent(&input.agent)?, &input).await
     }
 
     /// GetTask on the remote task.
@@ -141,7 +177,7 @@ impl BatonActivities {
         _ctx: ActivityContext,
         input: RemoteTaskIn,
     ) -> Result<RemoteSnapshot, ActivityError> {
-        remote_calls::get(self.agent(&input.agent)?, &input).await
+        remote_calls::get(&*self.agent(&input.agent)?, &input).await
     }
 
     /// Holds SubscribeToTask open until the task really changes, or the window ends.
@@ -152,7 +188,7 @@ impl BatonActivities {
         input: FollowIn,
     ) -> Result<FollowOut, ActivityError> {
         let agent = self.agent(&input.task.agent)?;
-        follow::follow(&ctx, agent, &input, self.follow_window).await
+        follow::follow(&ctx, &agent, &input, self.follow_window).await
     }
 
     /// Chooses the watch for a parked task and, for push, registers the webhook.
@@ -163,7 +199,7 @@ impl BatonActivities {
         input: RemoteTaskIn,
     ) -> Result<RemoteWatch, ActivityError> {
         let agent = self.agent(&input.agent)?;
-        Ok(watch::register(agent, self.push_base.as_ref(), &input).await)
+        Ok(watch::register(&agent, self.push_base.as_ref(), &input).await)
     }
 
     /// Deletes the stand-in's push config; the workflow treats a failure as logged, not fatal.
@@ -173,7 +209,7 @@ impl BatonActivities {
         _ctx: ActivityContext,
         input: DeletePushIn,
     ) -> Result<(), ActivityError> {
-        remote_calls::delete_push(self.agent(&input.task.agent)?, &input).await
+        remote_calls::delete_push(&*self.agent(&input.task.agent)?, &input).await
     }
 
     /// CancelTask on the remote task, as the delegating participant.
@@ -183,7 +219,7 @@ impl BatonActivities {
         _ctx: ActivityContext,
         input: RemoteTaskIn,
     ) -> Result<RemoteSnapshot, ActivityError> {
-        remote_calls::cancel(self.agent(&input.agent)?, &input).await
+        remote_calls::cancel(&*self.agent(&input.agent)?, &input).await
     }
 
     /// Pushes one change of a task to a participant's webhook.
@@ -229,13 +265,8 @@ impl BatonActivities {
         input: InvokeModelIn,
     ) -> Result<InvokeModelOut, ActivityError> {
         let task_id = input.task_id.clone();
-        let turn = model_turn::invoke(
-            self.model.as_ref(),
-            &self.default_model,
-            &self.prefix,
-            &self.registry,
-            input,
-        );
+        let prefix = self.current_prefix();
+        let turn = model_turn::invoke(self.model.as_ref(), &self.default_model, &prefix, input);
         let turn = heartbeating(&ctx, turn).await?;
         let metrics = baton_metrics::global();
         let info = ctx.info();
@@ -257,6 +288,13 @@ impl BatonActivities {
             }
         }
     }
+}
+
+/// The retryable failure of a call on an agent whose card the worker is still fetching.
+fn not_fetched_yet(id: &str) -> ActivityError {
+    ActivityError::from(anyhow::anyhow!(
+        "agent {id:?}'s card could not be fetched yet; the worker keeps fetching it"
+    ))
 }
 
 /// How long ago the first attempt of this activity was scheduled.

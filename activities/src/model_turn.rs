@@ -2,7 +2,6 @@
 //! roster) goes in front here, so it is byte-identical on every turn of every task of one
 //! worker and never enters workflow history.
 
-use baton_a2a::Registry;
 use baton_core::context::render_note;
 use baton_core::push_token::hex;
 use baton_core::spawn_subtask::{SPAWN_SUBTASK, spawn_subtask_schema};
@@ -21,17 +20,23 @@ const SPAWN_SUBTASK_DESCRIPTION: &str = "Delegate one step of this task to an ag
     `agents`, or to this agent itself in a clean context (agent null). The sub-task sees only \
     what you give it here. Its result arrives later as a note.";
 
-/// The static prefix of one worker, with its digest.
+/// The static prefix of one worker, with its digest and the ids of the roster in it.
 #[derive(Debug, Clone)]
 pub struct StaticPrefix {
     text: String,
     sha256: String,
+    agent_ids: Vec<String>,
 }
 
 impl StaticPrefix {
-    pub fn new(text: String) -> Self {
+    /// The prefix `text`, which shows the model the roster of `agent_ids`.
+    pub fn new(text: String, agent_ids: Vec<String>) -> Self {
         let sha256 = hex(&Sha256::digest(text.as_bytes()));
-        StaticPrefix { text, sha256 }
+        StaticPrefix {
+            text,
+            sha256,
+            agent_ids,
+        }
     }
 
     pub fn sha256(&self) -> &str {
@@ -43,7 +48,6 @@ pub async fn invoke(
     model: &dyn ModelProvider,
     default_model: &str,
     prefix: &StaticPrefix,
-    registry: &Registry,
     input: InvokeModelIn,
 ) -> Result<InvokeModelOut, ModelError> {
     let request = ModelRequest {
@@ -85,7 +89,7 @@ pub async fn invoke(
         input_tokens: response.usage.input_tokens,
         output_tokens: response.usage.output_tokens,
         prefix_sha256: prefix.sha256.clone(),
-        agents: registry.ids().into_iter().collect(),
+        agents: prefix.agent_ids.clone(),
     })
 }
 

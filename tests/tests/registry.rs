@@ -2,6 +2,8 @@
 //! one refused card fails startup naming the agent.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use baton_a2a::{CardLimits, Registry};
 use baton_config::Settings;
@@ -61,13 +63,120 @@ async fn an_agent_of_the_same_process_gets_a_card_built_from_its_settings() {
     assert_eq!(built.card().skills.len(), 1);
     assert_eq!(format!("{:?}", built.source()), "Built");
 
-    // Without the same-process settings the card is fetched, and nothing listens there.
-    let error = Registry::build(&front, &[], CardLimits::default())
+    // Without the same-process settings the card is fetched, and nothing listens there: the
+    // ledger is pending, out of the roster, and startup goes on.
+    let registry = Registry::build(&front, &[], CardLimits::default())
         .await
-        .err()
         .unwrap();
-    assert_eq!(error.code(), "a2a.card_unavailable");
-    assert_eq!(error.agent(), "ledger");
+    assert_eq!(registry.ids().into_iter().collect::<Vec<_>>(), ["self"]);
+    assert_eq!(registry.pending_ids(), ["ledger"]);
+    assert!(registry.get("ledger").is_none());
+}
+
+#[tokio::test]
+async fn an_unreachable_card_is_fetched_again_until_it_joins_the_roster() {
+    let up = Arc::new(AtomicBool::new(false));
+    let answering = up.clone();
+    let ledger = CardServer::start(move |path| {
+        if !answering.load(Ordering::SeqCst) {
+            return axum::response::Response::builder()
+                .status(503)
+                .body(axum::body::Body::from("restarting"))
+                .unwrap();
+        }
+        assert!(path.ends_with("agent-card.json"), "{path}");
+        card_server_json(
+            json!({
+                "name": "Ledger", "description": "Answers order questions", "version": "1",
+                "supportedInterfaces": [{"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+                "capabilities": {},
+                "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+                "skills": []
+            })
+            .to_string(),
+        )
+    })
+    .await;
+    let front = settings(&format!(
+        r#"agents = [{{ id = "ledger", url = "{}" }}]"#,
+        ledger.url()
+    ));
+    let registry = Registry::build(&front, &[], CardLimits::default())
+        .await
+        .unwrap();
+    assert_eq!(registry.pending_ids(), ["ledger"]);
+    assert!(!registry.roster().text.contains("ledger"));
+
+    // Still down at the first refetch; up by a later one.
+    let joined = std::sync::Mutex::new(Vec::new());
+    let fetching = registry.fetch_pending(CardLimits::default(), |id| {
+        joined.lock().unwrap().push(id.to_string())
+    });
+    tokio::pin!(fetching);
+    tokio::select! {
+        () = &mut fetching => panic!("nothing joined yet, so fetching cannot be done"),
+        () = wait_for_requests(&ledger, 2) => {}
+    }
+    up.store(true, Ordering::SeqCst);
+    tokio::time::timeout(std::time::Duration::from_secs(30), fetching)
+        .await
+        .expect("the ledger joins once its card answers");
+
+    assert_eq!(*joined.lock().unwrap(), ["ledger"]);
+    assert!(registry.pending_ids().is_empty());
+    assert_eq!(registry.get("ledger").unwrap().card().name, "Ledger");
+    assert!(registry.roster().text.contains("- id: ledger"));
+}
+
+#[tokio::test]
+async fn a_card_refused_when_it_is_fetched_again_stays_out() {
+    let up = Arc::new(AtomicBool::new(false));
+    let answering = up.clone();
+    let vault = CardServer::start(move |_| {
+        if !answering.load(Ordering::SeqCst) {
+            return axum::response::Response::builder()
+                .status(502)
+                .body(axum::body::Body::from(""))
+                .unwrap();
+        }
+        card_server_json(
+            json!({
+                "name": "Vault", "description": "", "version": "1",
+                "supportedInterfaces": [{"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+                "capabilities": {"extensions": [{"uri": "urn:vault:sso", "required": true}]},
+                "skills": []
+            })
+            .to_string(),
+        )
+    })
+    .await;
+    let front = settings(&format!(
+        r#"agents = [{{ id = "vault", url = "{}" }}]"#,
+        vault.url()
+    ));
+    let registry = Registry::build(&front, &[], CardLimits::default())
+        .await
+        .unwrap();
+    up.store(true, Ordering::SeqCst);
+    let joined = std::sync::Mutex::new(Vec::<String>::new());
+    tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        registry.fetch_pending(CardLimits::default(), |id| {
+            joined.lock().unwrap().push(id.to_string())
+        }),
+    )
+    .await
+    .expect("a refused card is not fetched again");
+    assert!(joined.lock().unwrap().is_empty());
+    assert!(registry.pending_ids().is_empty());
+    assert!(registry.get("vault").is_none());
+}
+
+/// Resolves once `server` has seen `count` requests.
+async fn wait_for_requests(server: &CardServer, count: usize) {
+    while server.requests().len() < count {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
 
 #[tokio::test]

@@ -1,4 +1,5 @@
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
 use baton_config::{RemoteAgentSpec, Settings, Updates};
@@ -19,9 +20,20 @@ pub struct AgentCheck {
     pub result: Result<RemoteAgent, AgentError>,
 }
 
+/// The first and the longest pause between two fetches of a card that could not be fetched.
+const REFETCH_FIRST: Duration = Duration::from_secs(1);
+const REFETCH_MOST: Duration = Duration::from_secs(60);
+
 /// Every agent one Baton agent can delegate to: `self` and each configured agent, keyed by id.
+///
+/// An agent whose card could not be fetched at startup (the agent down, the network split) is
+/// pending: out of the roster, fetched again in the background by [`Registry::fetch_pending`]
+/// until its card validates and it joins.
 pub struct Registry {
-    agents: BTreeMap<String, RemoteAgent>,
+    agents: RwLock<BTreeMap<String, Arc<RemoteAgent>>>,
+    pending: Mutex<BTreeMap<String, RemoteAgentSpec>>,
+    /// The id this agent delegates as, for the pending agents' clients.
+    participant: String,
 }
 
 impl Registry {
@@ -29,34 +41,93 @@ impl Registry {
     /// other Baton agents this process runs: an agent at one of their public URLs gets a card
     /// built from those settings, since that agent is not listening yet.
     ///
-    /// Each refused agent is logged at ERROR; the first refusal (in id order) is returned, so
-    /// startup fails naming the agent.
+    /// An agent whose card could not be fetched is left pending, with a WARNING. Each refused
+    /// agent (its card fetched but not acceptable) is logged at ERROR; the first refusal (in id
+    /// order) is returned, so startup fails naming the agent.
     pub async fn build(
         settings: &Settings,
         same_process: &[&Settings],
         limits: CardLimits,
     ) -> Result<Registry, AgentError> {
-        let (registry, refused) =
-            Self::from_checks(Self::check(settings, same_process, limits).await);
-        match refused.into_iter().next() {
-            Some(first) => Err(first),
-            None => Ok(registry),
+        let checks = Self::check(settings, same_process, limits).await;
+        let (unreachable, checks): (Vec<_>, Vec<_>) = checks
+            .into_iter()
+            .partition(|check| check.result.as_ref().is_err_and(AgentError::is_transient));
+        let (registry, refused) = Self::from_checks(&settings.agent.id, checks);
+        if let Some(first) = refused.into_iter().next() {
+            return Err(first);
         }
+        let mut pending = registry.lock_pending();
+        for check in unreachable {
+            if let Err(error) = check.result {
+                tracing::warn!(
+                    agent = %check.id,
+                    "{error}: left out of the roster for now, and fetched again in the background"
+                );
+            }
+            let spec = settings
+                .agents
+                .iter()
+                .find(|spec| spec.id == check.id)
+                .expect("every check is of a configured agent or self, whose card is built");
+            pending.insert(check.id, spec.clone());
+        }
+        drop(pending);
+        Ok(registry)
     }
 
-    /// Splits checks into a registry of the accepted agents and the refusals, in id order.
-    pub fn from_checks(checks: Vec<AgentCheck>) -> (Registry, Vec<AgentError>) {
+    /// Splits checks into a registry of the accepted agents, for an agent delegating as
+    /// `participant`, and the refusals, in id order.
+    pub fn from_checks(participant: &str, checks: Vec<AgentCheck>) -> (Registry, Vec<AgentError>) {
         let mut agents = BTreeMap::new();
         let mut refused = Vec::new();
         for check in checks {
             match check.result {
                 Ok(agent) => {
-                    agents.insert(check.id, agent);
+                    agents.insert(check.id, Arc::new(agent));
                 }
                 Err(error) => refused.push(error),
             }
         }
-        (Registry { agents }, refused)
+        let registry = Registry {
+            agents: RwLock::new(agents),
+            pending: Mutex::new(BTreeMap::new()),
+            participant: participant.to_string(),
+        };
+        (registry, refused)
+    }
+
+    /// Fetches the pending agents' cards again, with backoff from 1 s to 1 minute, until each
+    /// has joined (`joined` runs after each, for the caller to rebuild what the roster feeds)
+    /// or was refused (logged at ERROR; it stays out). Returns when none is left pending.
+    pub async fn fetch_pending(&self, limits: CardLimits, joined: impl Fn(&str)) {
+        let http = http_client();
+        let mut pause = REFETCH_FIRST;
+        loop {
+            let specs: Vec<RemoteAgentSpec> = self.lock_pending().values().cloned().collect();
+            if specs.is_empty() {
+                return;
+            }
+            tokio::time::sleep(pause).await;
+            for spec in specs {
+                match RemoteAgent::connect(&spec, &self.participant, &http, limits).await {
+                    Ok(agent) => {
+                        self.lock_pending().remove(&spec.id);
+                        self.write_agents().insert(spec.id.clone(), Arc::new(agent));
+                        tracing::info!(agent = %spec.id, "its card is now available: it joins the roster");
+                        joined(&spec.id);
+                    }
+                    Err(error) if error.is_transient() => {
+                        tracing::warn!(agent = %spec.id, "still unreachable, fetching again within {REFETCH_MOST:?}: {error}");
+                    }
+                    Err(error) => {
+                        self.lock_pending().remove(&spec.id);
+                        tracing::error!(agent = %spec.id, code = error.code(), "{error}: it stays out of the roster");
+                    }
+                }
+            }
+            pause = (pause * 2).min(REFETCH_MOST);
+        }
     }
 
     /// Registers every agent and returns each outcome, refused ones included, sorted by id.
@@ -92,7 +163,11 @@ impl Registry {
                     }
                     None => RemoteAgent::connect(spec, participant, http, limits).await,
                 };
-                if let Err(error) = &result {
+                // A refusal is logged here; an unreachable card by the caller, which decides
+                // what it means (pending at startup, a failed row in `agents check`).
+                if let Err(error) = &result
+                    && !error.is_transient()
+                {
                     tracing::error!(agent = %spec.id, code = error.code(), "{error}");
                 }
                 AgentCheck {
@@ -107,28 +182,47 @@ impl Registry {
 
     /// The registered ids, `self` included: the only values `spawn_subtask` accepts.
     pub fn ids(&self) -> BTreeSet<String> {
-        self.agents.keys().cloned().collect()
+        self.read_agents().keys().cloned().collect()
     }
 
-    pub fn get(&self, id: &str) -> Option<&RemoteAgent> {
-        self.agents.get(id)
+    pub fn get(&self, id: &str) -> Option<Arc<RemoteAgent>> {
+        self.read_agents().get(id).cloned()
     }
 
-    /// The agents in id order.
-    pub fn agents(&self) -> impl Iterator<Item = &RemoteAgent> {
-        self.agents.values()
+    /// The settings of a configured agent whose card has not been fetched yet.
+    pub fn pending(&self, id: &str) -> Option<RemoteAgentSpec> {
+        self.lock_pending().get(id).cloned()
     }
 
-    /// The roster the model sees, built once; logs the ids at INFO and one WARNING per cut field.
+    /// The ids of the agents still pending, in order.
+    pub fn pending_ids(&self) -> Vec<String> {
+        self.lock_pending().keys().cloned().collect()
+    }
+
+    /// The roster the model sees: built at startup and again only when a pending agent joins;
+    /// logs the ids at INFO and one WARNING per cut field.
     pub fn roster(&self) -> Roster {
         let entries: Vec<_> = self
-            .agents
+            .read_agents()
             .values()
-            .map(RemoteAgent::roster_entry)
+            .map(|agent| agent.roster_entry())
             .collect();
         let roster = build_roster(&entries);
         log_roster(&roster);
         roster
+    }
+
+    // A panic while holding a lock leaves the maps whole: read on.
+    fn read_agents(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Arc<RemoteAgent>>> {
+        self.agents.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write_agents(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Arc<RemoteAgent>>> {
+        self.agents.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_pending(&self) -> MutexGuard<'_, BTreeMap<String, RemoteAgentSpec>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 

@@ -45,6 +45,7 @@ impl AgentProcess {
         same_process: &[&Settings],
     ) -> anyhow::Result<AgentProcess> {
         let activities = activities(settings, same_process).await?;
+        fetch_pending_cards(settings, &activities);
         let follow_options = follow_worker_options(settings, activities.clone());
         let options = WorkerOptions::new(settings.temporal.task_queue.clone())
             .register_workflow::<TaskWorkflow>()?
@@ -127,8 +128,7 @@ pub async fn activities(
     same_process: &[&Settings],
 ) -> anyhow::Result<BatonActivities> {
     let registry = Arc::new(Registry::build(settings, same_process, CardLimits::default()).await?);
-    let roster = registry.roster();
-    let prefix = StaticPrefix::new(static_prefix(&settings.agent.id, &roster.text));
+    let prefix = prefix_of(&settings.agent.id, &registry);
     let model = &settings.model;
     let provider = ChatCompletions::new(
         model.base_url.clone(),
@@ -143,6 +143,30 @@ pub async fn activities(
         settings.server.base_url.clone(),
         settings.temporal.task_queue.clone(),
     ))
+}
+
+/// The static prefix of the model turns of agent `agent_id`, with the roster as it stands.
+fn prefix_of(agent_id: &str, registry: &Registry) -> StaticPrefix {
+    let roster = registry.roster();
+    StaticPrefix::new(static_prefix(agent_id, &roster.text), roster.ids)
+}
+
+/// Fetches the cards that could not be fetched at startup again, in the background, and
+/// refreshes the model's prefix as each agent joins the roster.
+fn fetch_pending_cards(settings: &Settings, activities: &BatonActivities) {
+    let registry = activities.registry().clone();
+    if registry.pending_ids().is_empty() {
+        return;
+    }
+    let agent_id = settings.agent.id.clone();
+    let activities = activities.clone();
+    tokio::spawn(async move {
+        registry
+            .fetch_pending(CardLimits::default(), |_| {
+                activities.replace_prefix(prefix_of(&agent_id, &registry));
+            })
+            .await;
+    });
 }
 
 /// The gateway (with the push receiver) on `server.bind`, when `server.base_url` is set.

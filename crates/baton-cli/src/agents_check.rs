@@ -13,7 +13,7 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let push_receiver = settings.server.base_url.is_some();
     print!("{}", render_table(&checks, push_receiver));
 
-    let (registry, refused) = Registry::from_checks(checks);
+    let (registry, refused) = Registry::from_checks(&settings.agent.id, checks);
     println!(
         "\nroster (as the model sees it):\n{}",
         registry.roster().text
