@@ -14,7 +14,8 @@ It serves its card, JSON-RPC at /rpc and HTTP+JSON at /rest on 127.0.0.1, and pr
   converse  WORKING, then INPUT_REQUIRED "here you are: <text>" with the status extension's
             sub_state awaiting-next-message, as a tiny-harness conversation parks after answering
 
-CancelTask moves any unfinished task to CANCELED. With --push the card declares push
+With --hold-file PATH, every new task stays SUBMITTED (its Task event sent) until PATH exists:
+the window in which a creating client may die. CancelTask moves any unfinished task to CANCELED. With --push the card declares push
 notifications and the SDK's sender POSTs every task event to each registered webhook (loopback
 URLs allowed). With --replay-history, SubscribeToTask sends the Task snapshot and then replays the
 task's earlier status updates, each with its original timestamp, before the live events: a legal
@@ -79,8 +80,10 @@ class Stats:
 
     def __init__(self) -> None:
         self.task_states: dict[str, str] = {}  # task id -> state, in creation order
+        self.task_contexts: dict[str, str] = {}  # task id -> context id
         self.messages: list[dict] = []
         self.cancels: list[str] = []
+        self.lists: list[str] = []  # the context id of each ListTasks, "" for none
         self.push_config_deletes: list[dict] = []
         self.streams_opened = 0
         self.streams_closed = 0
@@ -91,9 +94,13 @@ class Stats:
     def to_json(self, push_store: "ObservedPushConfigStore | None") -> dict:
         return {
             "tasks_created": len(self.task_states),
-            "tasks": [{"id": i, "state": s} for i, s in self.task_states.items()],
+            "tasks": [
+                {"id": i, "state": s, "context_id": self.task_contexts.get(i, "")}
+                for i, s in self.task_states.items()
+            ],
             "messages": self.messages,
             "cancels": self.cancels,
+            "lists": self.lists,
             "push_configs": push_store.registered() if push_store else [],
             "push_config_deletes": self.push_config_deletes,
             "streams_opened": self.streams_opened,
@@ -112,6 +119,7 @@ class ObservedTaskStore(InMemoryTaskStore):
     async def save(self, task, context) -> None:
         await super().save(task, context)
         self.stats.task_states[task.id] = TaskState.Name(task.status.state)
+        self.stats.task_contexts[task.id] = task.context_id
 
 
 class ObservedPushConfigStore(InMemoryPushNotificationConfigStore):
@@ -134,6 +142,10 @@ class ObservedHandler(DefaultRequestHandler):
         super().__init__(**kwargs)
         self.stats = stats
         self.replay_history = replay_history
+
+    async def on_list_tasks(self, params, context):
+        self.stats.lists.append(params.context_id)
+        return await super().on_list_tasks(params, context)
 
     async def on_cancel_task(self, params, context):
         self.stats.cancels.append(params.id)
@@ -243,6 +255,9 @@ class ScriptedExecutor(AgentExecutor):
                 status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
             )
         )
+        if self.args.hold_file:
+            while not os.path.exists(self.args.hold_file):
+                await asyncio.sleep(0.05)
         behaviour = self.args.behaviour
         await say(TaskState.TASK_STATE_WORKING, "working on it" if behaviour == "work" else None)
         match behaviour:
@@ -390,6 +405,7 @@ async def main() -> None:
     parser.add_argument("--work-seconds", type=float, default=1.0)
     parser.add_argument("--answer-chars", type=int, default=5000)
     parser.add_argument("--replay-history", action="store_true")
+    parser.add_argument("--hold-file", default="")
     args = parser.parse_args()
 
     config = uvicorn.Config(

@@ -23,6 +23,7 @@ use crate::{free_port, venv_program};
 pub struct TestTemporal {
     server: Option<EmbeddedServer>,
     pub client: Client,
+    settings: Settings,
     _state: tempfile::TempDir,
 }
 
@@ -42,8 +43,25 @@ impl TestTemporal {
         TestTemporal {
             server: Some(server),
             client,
+            settings,
             _state: state,
         }
+    }
+
+    /// Kills the dev server at once (SIGKILL), as a crash would; its database file stays.
+    pub fn kill(&mut self) {
+        self.server.take();
+    }
+
+    /// Starts the dev server again on its database file and its port, after [`kill`](Self::kill).
+    /// Clients of the old one (workers included) reconnect by themselves.
+    pub async fn start_again(&mut self) {
+        assert!(self.server.is_none(), "the dev server still runs");
+        let (server, connection) = EmbeddedServer::start(&self.settings.temporal)
+            .await
+            .expect("starting the dev server again on its database");
+        self.client = Client::new(connection, ClientOptions::new("default").build()).unwrap();
+        self.server = Some(server);
     }
 
     pub fn address(&self) -> &str {
@@ -124,13 +142,18 @@ impl Drop for TestTemporal {
     }
 }
 
-/// `baton worker` as a child process; killed on drop.
+/// `baton worker` as a child process; killed on drop. Its log (stderr) is passed on to the
+/// test's and kept, across restarts, for [`WorkerProcess::logged`].
 pub struct WorkerProcess {
     child: Child,
     binary: PathBuf,
     config: PathBuf,
+    log: LogLines,
     _dir: tempfile::TempDir,
 }
+
+/// Lines a child process logged, shared with the task that reads them.
+type LogLines = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
 
 impl WorkerProcess {
     /// The config file the worker runs with.
@@ -144,13 +167,26 @@ impl WorkerProcess {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("baton.toml");
         std::fs::write(&path, config).unwrap();
-        let child = spawn_ready(binary, &path).await;
+        let log = LogLines::default();
+        let child = spawn_ready(binary, &["worker"], &path, &log).await;
         WorkerProcess {
             child,
             binary: binary.to_path_buf(),
             config: path,
+            log,
             _dir: dir,
         }
+    }
+
+    /// The log lines so far that contain every one of `needles`.
+    pub fn logged(&self, needles: &[&str]) -> Vec<String> {
+        self.log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|line| needles.iter().all(|n| line.contains(n)))
+            .cloned()
+            .collect()
     }
 
     /// SIGKILL: the worker dies mid-whatever, as in a crash.
@@ -160,7 +196,7 @@ impl WorkerProcess {
 
     /// Starts the worker again with the same config.
     pub async fn restart(&mut self) {
-        self.child = spawn_ready(&self.binary, &self.config).await;
+        self.child = spawn_ready(&self.binary, &["worker"], &self.config, &self.log).await;
     }
 
     /// SIGTERM, then waits for the process to exit; returns whether it exited cleanly.
@@ -178,30 +214,63 @@ impl WorkerProcess {
     }
 }
 
-async fn spawn_ready(binary: &Path, config: &Path) -> Child {
+/// Starts `binary <command> --config <config>` and waits for its `<command> ready` line; its
+/// log lines go to `log`.
+async fn spawn_ready(binary: &Path, command: &[&str], config: &Path, log: &LogLines) -> Child {
     let mut child = Command::new(binary)
-        .args(["worker", "--config"])
+        .args(command)
+        .arg("--config")
         .arg(config)
         .env("RUST_LOG", "info,temporalio_sdk_core=warn")
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .expect("starting baton worker");
+        .expect("starting baton");
+    let mut logged = BufReader::new(child.stderr.take().unwrap()).lines();
+    let log = log.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = logged.next_line().await {
+            eprintln!("{line}");
+            log.lock().unwrap_or_else(|p| p.into_inner()).push(line);
+        }
+    });
+    let ready_line = format!("{} ready", command[0]);
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let ready = tokio::time::timeout(Duration::from_secs(60), async {
         while let Ok(Some(line)) = lines.next_line().await {
-            if line.starts_with("worker ready") {
+            if line.starts_with(&ready_line) {
                 return true;
             }
         }
         false
     })
     .await;
-    assert_eq!(ready, Ok(true), "baton worker did not become ready");
+    assert_eq!(ready, Ok(true), "baton {} did not become ready", command[0]);
     // Keep reading so the worker never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     child
+}
+
+/// `baton gateway` as a child process, with no worker of its own; killed on drop.
+pub struct GatewayProcess {
+    _child: Child,
+    _dir: tempfile::TempDir,
+}
+
+impl GatewayProcess {
+    /// Writes `config` to a file and starts `binary gateway --config FILE`, waiting for its
+    /// "gateway ready" line.
+    pub async fn start(binary: &Path, config: &str) -> GatewayProcess {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("baton.toml");
+        std::fs::write(&path, config).unwrap();
+        let child = spawn_ready(binary, &["gateway"], &path, &LogLines::default()).await;
+        GatewayProcess {
+            _child: child,
+            _dir: dir,
+        }
+    }
 }
 
 /// A worker config on a remote (test) Temporal server with a model at `model_url`.
@@ -372,6 +441,14 @@ pub struct A2aProxy {
 
 #[derive(Default)]
 struct ProxyState {
+    /// While set, every request gets 503 and nothing reaches the agent: an outage with the
+    /// agent's state kept.
+    down: bool,
+    /// Tells the streams under way that the agent went down, so they break as a real outage
+    /// breaks them.
+    went_down: Option<tokio::sync::watch::Sender<bool>>,
+    /// Requests answered 503 while down.
+    refused_while_down: usize,
     /// JSON-RPC method → how many more calls to refuse.
     refuse: std::collections::HashMap<String, usize>,
     /// Every JSON-RPC method called, in order, and whether it was refused.
@@ -388,7 +465,10 @@ impl A2aProxy {
     pub async fn start(target: &str) -> A2aProxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let state = std::sync::Arc::new(std::sync::Mutex::new(ProxyState::default()));
+        let state = std::sync::Arc::new(std::sync::Mutex::new(ProxyState {
+            went_down: Some(tokio::sync::watch::channel(false).0),
+            ..ProxyState::default()
+        }));
         let shared: ProxyShared = (
             target.trim_end_matches('/').to_string(),
             format!("http://{addr}"),
@@ -417,6 +497,20 @@ impl A2aProxy {
         self.lock().cut_task_events = true;
     }
 
+    /// Takes the agent down (every request answered 503) or brings it back.
+    pub fn set_down(&self, down: bool) {
+        let mut state = self.lock();
+        state.down = down;
+        if let Some(went_down) = &state.went_down {
+            went_down.send_replace(down);
+        }
+    }
+
+    /// How many requests the proxy answered 503 while the agent was down.
+    pub fn refused_while_down(&self) -> usize {
+        self.lock().refused_while_down
+    }
+
     /// Every JSON-RPC method called so far, in order, with whether the proxy refused it.
     pub fn calls(&self) -> Vec<(String, bool)> {
         self.lock().calls.clone()
@@ -440,6 +534,17 @@ async fn proxy_request(
     use axum::http::header;
     use axum::response::IntoResponse;
 
+    {
+        let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+        if state.down {
+            state.refused_while_down += 1;
+            return (
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                "the agent is down",
+            )
+                .into_response();
+        }
+    }
     let (parts, body) = request.into_parts();
     let body = axum::body::to_bytes(body, usize::MAX)
         .await
@@ -451,6 +556,20 @@ async fn proxy_request(
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .cut_task_events;
+    let mut went_down = state
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .went_down
+        .as_ref()
+        .map(tokio::sync::watch::Sender::subscribe);
+    let outage = async move {
+        match went_down.as_mut() {
+            Some(down) => {
+                down.wait_for(|down| *down).await.ok();
+            }
+            None => std::future::pending().await,
+        }
+    };
     if let Some(method) = method {
         let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
         let refuse = match state.refuse.get_mut(method) {
@@ -504,9 +623,15 @@ async fn proxy_request(
         let text = response.text().await.unwrap_or_default();
         axum::body::Body::from(text.replace(&target, &own))
     } else if cut_tasks {
-        axum::body::Body::from_stream(without_task_events(response.bytes_stream()))
+        axum::body::Body::from_stream(futures::StreamExt::take_until(
+            without_task_events(response.bytes_stream()),
+            outage,
+        ))
     } else {
-        axum::body::Body::from_stream(response.bytes_stream())
+        axum::body::Body::from_stream(futures::StreamExt::take_until(
+            response.bytes_stream(),
+            outage,
+        ))
     };
     builder.body(body).unwrap()
 }

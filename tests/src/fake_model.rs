@@ -28,6 +28,8 @@ pub enum Scripted {
     RateLimited { retry_after_secs: u64 },
     /// No answer at all until the server is dropped.
     Hang,
+    /// This reply, once the test calls [`FakeModel::release`]: a slow turn the test ends.
+    Held(ModelResponseSpec),
 }
 
 /// What the model says: text, tool calls as `(name, arguments)`, or both.
@@ -60,6 +62,7 @@ pub struct FakeModel {
     task: JoinHandle<()>,
     // Dropped with the server: releases every `Hang`ing handler.
     _stopping: watch::Sender<()>,
+    gate: Arc<tokio::sync::Semaphore>,
 }
 
 /// Decides the answer from the request, for tests where several tasks call the model at once.
@@ -78,6 +81,8 @@ struct FakeState {
 struct Shared {
     state: Arc<Mutex<FakeState>>,
     stopping: watch::Receiver<()>,
+    /// One permit per `Held` reply the test has released.
+    gate: Arc<tokio::sync::Semaphore>,
 }
 
 impl FakeModel {
@@ -87,11 +92,13 @@ impl FakeModel {
             ..FakeState::default()
         }));
         let (stopping_tx, stopping) = watch::channel(());
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
         let app = Router::new()
             .route("/v1/chat/completions", post(chat_completions))
             .with_state(Shared {
                 state: state.clone(),
                 stopping,
+                gate: gate.clone(),
             });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -107,7 +114,13 @@ impl FakeModel {
             state,
             task,
             _stopping: stopping_tx,
+            gate,
         }
+    }
+
+    /// Lets one `Held` reply go, the oldest waiting first.
+    pub fn release(&self) {
+        self.gate.add_permits(1);
     }
 
     /// A server that answers every request with `responder(request)`: the answer depends on
@@ -159,6 +172,19 @@ impl Drop for FakeModel {
     }
 }
 
+impl FakeState {
+    /// The id of the next reply and of each of its tool calls.
+    fn number(&mut self, spec: &ModelResponseSpec) -> (u64, Vec<u64>) {
+        self.replies_sent += 1;
+        let first_call = self.tool_calls_sent + 1;
+        self.tool_calls_sent += spec.tool_calls.len() as u64;
+        (
+            self.replies_sent,
+            (first_call..=self.tool_calls_sent).collect(),
+        )
+    }
+}
+
 // A test that panicked while holding the lock must not hide the state from the next assertion.
 fn lock(state: &Mutex<FakeState>) -> MutexGuard<'_, FakeState> {
     state
@@ -176,6 +202,11 @@ enum Answer {
     Status(u16, String),
     RateLimited(u64),
     Hang,
+    Held {
+        id: u64,
+        call_ids: Vec<u64>,
+        spec: ModelResponseSpec,
+    },
     ScriptEmpty,
 }
 
@@ -211,14 +242,12 @@ async fn chat_completions(
             }
             Some(Scripted::Hang) => Answer::Hang,
             Some(Scripted::Reply(spec)) => {
-                state.replies_sent += 1;
-                let first_call = state.tool_calls_sent + 1;
-                state.tool_calls_sent += spec.tool_calls.len() as u64;
-                Answer::Completion {
-                    id: state.replies_sent,
-                    call_ids: (first_call..=state.tool_calls_sent).collect(),
-                    spec,
-                }
+                let (id, call_ids) = state.number(&spec);
+                Answer::Completion { id, call_ids, spec }
+            }
+            Some(Scripted::Held(spec)) => {
+                let (id, call_ids) = state.number(&spec);
+                Answer::Held { id, call_ids, spec }
             }
         }
     };
@@ -227,6 +256,14 @@ async fn chat_completions(
             StatusCode::OK,
             completion(id, &call_ids, spec, &model, prompt_tokens).to_string(),
         ),
+        Answer::Held { id, call_ids, spec } => {
+            let permit = shared.gate.acquire().await;
+            permit.expect("the gate is never closed").forget();
+            json_body(
+                StatusCode::OK,
+                completion(id, &call_ids, spec, &model, prompt_tokens).to_string(),
+            )
+        }
         Answer::Status(code, body) => {
             let status =
                 StatusCode::from_u16(code).expect("Scripted::Status needs a valid HTTP status");

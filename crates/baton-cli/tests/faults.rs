@@ -1,0 +1,767 @@
+//! The fault suite: delegations on a real Temporal dev server, `baton worker` as a real process
+//! and real Python a2a-sdk agents, while things fail. `docs/reliability.md` states what Baton
+//! promises under each fault; these tests are that promise.
+//!
+//! The promise, checked after every fault: every parent ends with its peer's answer (nothing
+//! lost, nothing stuck), the peer saw exactly one task per delegation (nothing duplicated), and
+//! no task is left open on the peer (nothing orphaned). Every wait is on something the test
+//! can observe (the peer's statistics, a task's state, a proxy's count), never a fixed sleep.
+//!
+//! The kill tests print their figures on a `fault-suite:` line. `BATON_FAULT_TRIALS`,
+//! `BATON_FAULT_PARENTS` and `BATON_FAULT_KILLS` scale them up for a longer run by hand.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use baton_proto::{TaskState, TaskView};
+use baton_tests::PythonPeer;
+use baton_tests::engine::{
+    A2aProxy, GatewayProcess, TestTemporal, WorkerConfig, WorkerProcess, a2a_rpc, task_input,
+};
+use baton_tests::fake_model::{FakeModel, ModelResponseSpec, Scripted, call, reply};
+use serde_json::{Value, json};
+
+/// The longest any one fault test waits for its parents to drain. Generous: a kill costs up to
+/// a heartbeat timeout (15 s) per activity it cut, and CI machines are slow.
+const WITHIN: Duration = Duration::from_secs(240);
+
+fn baton() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_baton"))
+}
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The goal of parent `n`: the peer's answer echoes it, so each parent's result is its own.
+fn goal(n: usize) -> String {
+    format!("Is ledger {n} balanced?")
+}
+
+/// A model that delegates its task's goal to the ledger, waits, and answers once the result
+/// is in. It answers by what it is shown, so a call cut short by a crash and made again, or
+/// many parents at once, get the right answer.
+async fn delegating_model() -> FakeModel {
+    FakeModel::responding(|request| {
+        let shown = request["messages"].to_string();
+        if shown.contains("is COMPLETED") || shown.contains("is FAILED") {
+            reply("Done.")
+        } else if shown.contains("started on") || shown.contains("could not be created") {
+            reply("Waiting.")
+        } else {
+            call(
+                "spawn_subtask",
+                json!({"name": "balance", "goal": task_goal(request), "agent": "ledger"}),
+            )
+        }
+    })
+    .await
+}
+
+/// The `goal:` line of the task section, the first user message the model is shown.
+fn task_goal(request: &Value) -> String {
+    let section = request["messages"]
+        .as_array()
+        .and_then(|messages| messages.iter().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default();
+    section
+        .lines()
+        .find_map(|line| line.strip_prefix("goal: "))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// What the peer holds, as the promise counts it.
+#[derive(Debug, Default)]
+struct PeerCount {
+    /// Tasks the peer created.
+    creations: usize,
+    /// Tasks beyond the first in a context: a delegation the peer did twice.
+    duplicates: usize,
+    /// Tasks still open on the peer.
+    orphans: usize,
+}
+
+fn count(stats: &Value) -> PeerCount {
+    let tasks = stats["tasks"].as_array().cloned().unwrap_or_default();
+    let mut per_context: BTreeMap<String, usize> = BTreeMap::new();
+    for task in &tasks {
+        *per_context
+            .entry(task["context_id"].as_str().unwrap_or_default().to_string())
+            .or_default() += 1;
+    }
+    let terminal = [
+        "TASK_STATE_COMPLETED",
+        "TASK_STATE_FAILED",
+        "TASK_STATE_CANCELED",
+        "TASK_STATE_REJECTED",
+    ];
+    PeerCount {
+        creations: tasks.len(),
+        duplicates: per_context.values().map(|n| n - 1).sum(),
+        orphans: tasks
+            .iter()
+            .filter(|t| !terminal.contains(&t["state"].as_str().unwrap_or_default()))
+            .count(),
+    }
+}
+
+/// Waits until every parent is terminal or `within` passes; returns the views and how many
+/// were not terminal (stuck).
+async fn drain(
+    temporal: &TestTemporal,
+    parents: &[String],
+    within: Duration,
+) -> (Vec<TaskView>, usize) {
+    let deadline = Instant::now() + within;
+    loop {
+        let mut views = Vec::new();
+        for id in parents {
+            views.push(temporal.task_view(id).await);
+        }
+        let stuck = views.iter().filter(|v| !v.state.is_terminal()).count();
+        if stuck == 0 || Instant::now() >= deadline {
+            return (views, stuck);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Every parent COMPLETED, its one row COMPLETED with its own peer's answer.
+fn assert_each_has_its_answer(views: &[TaskView]) {
+    for (n, view) in views.iter().enumerate() {
+        assert_eq!(view.state, TaskState::Completed, "parent {n}: {view:#?}");
+        assert_eq!(view.sub_tasks.len(), 1, "parent {n}: {view:#?}");
+        let row = &view.sub_tasks[0];
+        assert_eq!(row.state, TaskState::Completed, "parent {n}: {row:#?}");
+        assert_eq!(
+            row.summary.as_deref(),
+            Some(format!("done: {}", goal(n)).as_str()),
+            "parent {n}"
+        );
+    }
+}
+
+// --- kill -9 of the worker during many delegations ------------------------------------------
+
+#[tokio::test]
+async fn worker_kills_during_followed_delegations_lose_duplicate_and_orphan_nothing() {
+    kill_during_delegations(false).await;
+}
+
+#[tokio::test]
+async fn worker_kills_during_pushed_delegations_lose_duplicate_and_orphan_nothing() {
+    kill_during_delegations(true).await;
+}
+
+async fn kill_during_delegations(push: bool) {
+    let trials = env_or("BATON_FAULT_TRIALS", 1);
+    let parents = env_or("BATON_FAULT_PARENTS", 6);
+    let kills = env_or("BATON_FAULT_KILLS", 3);
+    for trial in 1..=trials {
+        one_kill_trial(push, trial, parents, kills).await;
+    }
+}
+
+async fn one_kill_trial(push: bool, trial: usize, parents: usize, kills: usize) {
+    let mode = if push { "push" } else { "follow" };
+    let temporal = TestTemporal::start().await;
+    let mut peer_args = vec!["--behaviour", "work", "--work-seconds", "2"];
+    if push {
+        peer_args.push("--push");
+    }
+    let peer = PythonPeer::start(&peer_args).await;
+    let model = delegating_model().await;
+    let mut config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "follow_interval = \"1s\", push_safety_fetch = \"5s\"",
+    );
+    if push {
+        config = config.with_push_receiver();
+    }
+    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+    let ids: Vec<String> = (0..parents)
+        .map(|n| format!("t-{mode}-{trial}-{n}"))
+        .collect();
+    for (n, id) in ids.iter().enumerate() {
+        temporal
+            .start_task(&config.task_queue, id, task_input("books", &goal(n)))
+            .await;
+    }
+
+    // Kill k comes once the peer's progress (tasks created, then completed) passes k/(kills+1)
+    // of the way: kills land while tasks are being created, watched and finished.
+    let mut last_restart = Instant::now();
+    for k in 1..=kills {
+        let milestone = (k * 2 * parents).div_ceil(kills + 1);
+        peer.wait_for_within("progress before the next kill", WITHIN, |s| {
+            let tasks = s["tasks"].as_array().map_or(0, Vec::len);
+            let done = s["tasks"].as_array().map_or(0, |t| {
+                t.iter()
+                    .filter(|t| t["state"] == "TASK_STATE_COMPLETED")
+                    .count()
+            });
+            tasks + done >= milestone
+        })
+        .await;
+        worker.kill().await;
+        worker.restart().await;
+        last_restart = Instant::now();
+    }
+
+    let (views, stuck) = drain(&temporal, &ids, WITHIN).await;
+    let drained = last_restart.elapsed();
+    let peer_count = count(&peer.stats().await);
+    println!(
+        "fault-suite: mode={mode} trial={trial} parents={parents} kills={kills} \
+         creations={} duplicates={} orphans={} stuck={stuck} lost={} drain={:.1}s",
+        peer_count.creations,
+        peer_count.duplicates,
+        peer_count.orphans,
+        views
+            .iter()
+            .filter(|v| v
+                .sub_tasks
+                .first()
+                .is_none_or(|r| r.state != TaskState::Completed))
+            .count(),
+        drained.as_secs_f64(),
+    );
+    assert_eq!(stuck, 0, "stuck parents");
+    assert_each_has_its_answer(&views);
+    assert_eq!(peer_count.creations, parents, "one task per delegation");
+    assert_eq!(peer_count.duplicates, 0);
+    assert_eq!(peer_count.orphans, 0);
+}
+
+// --- a kill in the create window --------------------------------------------------------------
+
+#[tokio::test]
+async fn a_kill_while_the_agent_creates_the_task_adopts_it_instead_of_creating_again() {
+    let temporal = TestTemporal::start().await;
+    let hold = tempfile::tempdir().unwrap();
+    let hold_file = hold.path().join("release");
+    let peer = PythonPeer::start(&[
+        "--behaviour",
+        "work",
+        "--work-seconds",
+        "1",
+        "--hold-file",
+        hold_file.to_str().unwrap(),
+    ])
+    .await;
+    let model = delegating_model().await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "follow_interval = \"1s\"",
+    );
+    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-window",
+            task_input("books", &goal(0)),
+        )
+        .await;
+
+    // The agent has the task, SUBMITTED, and holds it: start_agent_task is still reading.
+    peer.wait_for("the task, held SUBMITTED", |s| {
+        s["tasks"][0]["state"] == "TASK_STATE_SUBMITTED"
+    })
+    .await;
+    worker.kill().await;
+    worker.restart().await;
+    // The next attempt looks under the delegation's context before creating anything.
+    let stats = peer
+        .wait_for_within("a ListTasks by the context", WITHIN, |s| {
+            s["lists"].as_array().is_some_and(|l| !l.is_empty())
+        })
+        .await;
+    assert_eq!(stats["lists"][0], stats["tasks"][0]["context_id"]);
+    std::fs::write(&hold_file, b"").unwrap();
+
+    let (views, stuck) = drain(&temporal, &["t-window".to_string()], WITHIN).await;
+    assert_eq!(stuck, 0);
+    assert_each_has_its_answer(&views);
+    let peer_count = count(&peer.stats().await);
+    assert_eq!((peer_count.creations, peer_count.orphans), (1, 0));
+    assert!(
+        !worker
+            .logged(&["adopted task", "that an earlier attempt created"])
+            .is_empty(),
+        "the adoption is logged"
+    );
+}
+
+// --- the Temporal server killed and started again -------------------------------------------
+
+#[tokio::test]
+async fn a_temporal_server_killed_and_restarted_on_its_database_loses_nothing() {
+    let mut temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "work", "--work-seconds", "3"]).await;
+    let model = delegating_model().await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "follow_interval = \"1s\"",
+    );
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let ids: Vec<String> = (0..3).map(|n| format!("t-temporal-{n}")).collect();
+    for (n, id) in ids.iter().enumerate() {
+        temporal
+            .start_task(&config.task_queue, id, task_input("books", &goal(n)))
+            .await;
+    }
+    peer.wait_for("every delegation created", |s| {
+        s["tasks_created"].as_u64() == Some(3)
+    })
+    .await;
+
+    temporal.kill();
+    temporal.start_again().await;
+
+    let (views, stuck) = drain(&temporal, &ids, WITHIN).await;
+    assert_eq!(stuck, 0);
+    assert_each_has_its_answer(&views);
+    let peer_count = count(&peer.stats().await);
+    assert_eq!(
+        (
+            peer_count.creations,
+            peer_count.duplicates,
+            peer_count.orphans
+        ),
+        (3, 0, 0)
+    );
+}
+
+// --- a peer that goes away --------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_peer_down_while_its_task_is_created_is_waited_out_and_gets_the_brief_once() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "work", "--work-seconds", "1"]).await;
+    let proxy = A2aProxy::start(&peer.url()).await;
+    let model = delegating_model().await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &proxy.url(),
+        "follow_interval = \"1s\"",
+    );
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+
+    proxy.set_down(true);
+    temporal
+        .start_task(&config.task_queue, "t-down", task_input("books", &goal(0)))
+        .await;
+    // Down for three attempts of the creation (the first, and two retries).
+    wait_until("three refused calls", || proxy.refused_while_down() >= 3).await;
+    proxy.set_down(false);
+
+    let (views, stuck) = drain(&temporal, &["t-down".to_string()], WITHIN).await;
+    assert_eq!(stuck, 0);
+    assert_each_has_its_answer(&views);
+    let peer_count = count(&peer.stats().await);
+    assert_eq!((peer_count.creations, peer_count.orphans), (1, 0));
+}
+
+#[tokio::test]
+async fn a_peer_down_while_its_task_is_followed_keeps_its_state_and_the_answer_arrives() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "park"]).await;
+    let proxy = A2aProxy::start(&peer.url()).await;
+    let model = FakeModel::responding(|request| {
+        let shown = request["messages"].to_string();
+        if shown.contains("is COMPLETED") {
+            reply("Done.")
+        } else if shown.contains("started on") || shown.contains("is INPUT_REQUIRED") {
+            reply("Waiting.")
+        } else {
+            call(
+                "spawn_subtask",
+                json!({"name": "account", "goal": "Which account?", "agent": "ledger"}),
+            )
+        }
+    })
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &proxy.url(),
+        "updates = \"follow\", follow_interval = \"1s\"",
+    );
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-outage",
+            task_input("books", "Which account?"),
+        )
+        .await;
+    let parked = temporal
+        .wait_for_task("t-outage", WITHIN, |v| {
+            v.sub_tasks
+                .first()
+                .is_some_and(|r| r.state == TaskState::InputRequired)
+        })
+        .await;
+    let remote = parked.sub_tasks[0].remote_task_id.clone().unwrap();
+
+    // The agent is unreachable for a while; meanwhile someone answers it directly.
+    proxy.set_down(true);
+    wait_until("the follow to fail against the outage", || {
+        proxy.refused_while_down() >= 2
+    })
+    .await;
+    let answered = a2a_rpc(
+        &format!("{}/rpc", peer.url()),
+        "SendMessage",
+        json!({"message": {"messageId": "m-answer", "taskId": remote, "role": "ROLE_USER",
+            "parts": [{"text": "the main account"}]}}),
+        None,
+    )
+    .await;
+    assert!(answered.get("error").is_none(), "{answered}");
+    proxy.set_down(false);
+
+    let view = temporal
+        .wait_for_task("t-outage", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    assert_eq!(
+        view.sub_tasks[0].summary.as_deref(),
+        Some("answered: the main account")
+    );
+    assert_eq!(count(&peer.stats().await).creations, 1);
+}
+
+#[tokio::test]
+async fn a_peer_restarted_without_its_tasks_resolves_the_row_failed_and_the_parent_goes_on() {
+    let temporal = TestTemporal::start().await;
+    let mut peer = PythonPeer::start(&["--behaviour", "park"]).await;
+    let model = FakeModel::responding(|request| {
+        let shown = request["messages"].to_string();
+        if shown.contains("is FAILED") {
+            reply("The ledger lost it.")
+        } else if shown.contains("started on") || shown.contains("is INPUT_REQUIRED") {
+            reply("Waiting.")
+        } else {
+            call(
+                "spawn_subtask",
+                json!({"name": "account", "goal": "Which account?", "agent": "ledger"}),
+            )
+        }
+    })
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "updates = \"follow\", follow_interval = \"1s\"",
+    );
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-forgot",
+            task_input("books", "Which account?"),
+        )
+        .await;
+    temporal
+        .wait_for_task("t-forgot", WITHIN, |v| {
+            v.sub_tasks
+                .first()
+                .is_some_and(|r| r.state == TaskState::InputRequired)
+        })
+        .await;
+
+    peer.restart().await;
+    let view = temporal
+        .wait_for_task("t-forgot", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    let row = &view.sub_tasks[0];
+    assert_eq!((row.state, row.resolved), (TaskState::Failed, true));
+    assert!(
+        row.summary
+            .as_deref()
+            .is_some_and(|s| s.contains("no longer knows task")),
+        "{row:#?}"
+    );
+}
+
+// --- the model goes away --------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_model_outage_longer_than_a_few_retries_is_ridden_out() {
+    let temporal = TestTemporal::start().await;
+    // Twenty rate limits a second apart: longer than the old budget of five attempts (~15 s).
+    let mut script: Vec<Scripted> = (0..20)
+        .map(|_| Scripted::RateLimited {
+            retry_after_secs: 1,
+        })
+        .collect();
+    script.push(reply("Balanced after all."));
+    let model = FakeModel::start(script).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url());
+    let worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-model-out",
+            task_input("books", &goal(0)),
+        )
+        .await;
+    let view = temporal
+        .wait_for_task("t-model-out", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    assert_eq!(view.last_answer.as_deref(), Some("Balanced after all."));
+    assert_eq!(model.requests().len(), 21);
+    // Every failed attempt is in the worker's log, with the task.
+    let failed = worker.logged(&["t-model-out", "the model call failed, to be retried"]);
+    assert_eq!(failed.len(), 20, "{failed:#?}");
+}
+
+#[tokio::test]
+async fn a_model_that_stays_down_fails_the_task_with_the_reason_and_cancels_its_sub_tasks() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "hang"]).await;
+    let mut script = vec![call(
+        "spawn_subtask",
+        json!({"name": "balance", "goal": "g", "agent": "ledger"}),
+    )];
+    script.extend((0..10).map(|_| Scripted::RateLimited {
+        retry_after_secs: 1,
+    }));
+    let model = FakeModel::start(script).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "updates = \"follow\", follow_interval = \"1s\"",
+    );
+    let config_text = config.render().replace(
+        "timeout = \"10s\"\n",
+        "timeout = \"10s\"\nretry_for = \"3s\"\n",
+    );
+    let worker = WorkerProcess::start(baton(), &config_text).await;
+    temporal
+        .start_task(&config.task_queue, "t-model-gone", task_input("books", "g"))
+        .await;
+    let view = temporal
+        .wait_for_task("t-model-gone", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Failed, "{view:#?}");
+    let reason = view.status_message.clone().unwrap_or_default();
+    assert!(reason.contains("model.retry_for is 3s"), "{reason}");
+    // The open sub-task was cancelled on the way out, nothing left running on the agent.
+    assert_eq!(view.sub_tasks[0].state, TaskState::Canceled, "{view:#?}");
+    let stats = peer.stats().await;
+    assert_eq!(
+        stats["cancels"].as_array().map(Vec::len),
+        Some(1),
+        "{stats}"
+    );
+    assert_eq!(count(&stats).orphans, 0);
+    let logged = worker.logged(&["t-model-gone", "task failed"]);
+    assert_eq!(
+        logged.len(),
+        1,
+        "one WARN line for the failed task: {logged:#?}"
+    );
+}
+
+// --- the gateway ----------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_gateway_with_no_worker_answers_in_time_and_nothing_sent_is_lost() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![reply("Here it is.")]).await;
+    let config = WorkerConfig {
+        server_extra: vec!["temporal_timeout = \"2s\"".into()],
+        ..WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver()
+    };
+    let rpc = format!("{}/", config.base_url.clone().unwrap());
+    let gateway = GatewayProcess::start(baton(), &config.render()).await;
+    // The worker that comes later serves no gateway of its own.
+    let mut worker_config = config;
+    worker_config.base_url = None;
+
+    // No worker: Temporal takes the new task, no worker reads it.
+    let sent = a2a_rpc(
+        &rpc,
+        "SendMessage",
+        json!({"message": {"messageId": "m-1", "role": "ROLE_USER",
+            "parts": [{"text": "Is the March ledger balanced?"}]},
+            "configuration": {"returnImmediately": true}}),
+        Some("alice"),
+    )
+    .await;
+    assert_eq!(
+        sent["result"]["task"]["status"]["state"], "TASK_STATE_SUBMITTED",
+        "{sent}"
+    );
+    let task_id = sent["result"]["task"]["id"].as_str().unwrap().to_string();
+    let read = a2a_rpc(&rpc, "GetTask", json!({"id": task_id}), Some("alice")).await;
+    assert_eq!(read["error"]["code"], -32603, "{read}");
+    let message = read["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("took longer than 2s"), "{message}");
+    assert!(
+        read["error"]["data"]
+            .to_string()
+            .contains("google.rpc.RetryInfo"),
+        "{read}"
+    );
+
+    // A worker comes: the task runs on what Temporal kept.
+    let _worker = WorkerProcess::start(baton(), &worker_config.render()).await;
+    let view = temporal
+        .wait_for_task(&task_id, WITHIN, |v| v.last_answer.is_some())
+        .await;
+    assert_eq!(view.last_answer.as_deref(), Some("Here it is."));
+    let read = a2a_rpc(&rpc, "GetTask", json!({"id": task_id}), Some("alice")).await;
+    assert_eq!(
+        read["result"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{read}"
+    );
+    drop(gateway);
+}
+
+#[tokio::test]
+async fn a_repeated_message_id_is_answered_at_once_with_the_task_as_it_is() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![reply("The ledger balances.")]).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let rpc = format!("{}/", config.base_url.clone().unwrap());
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let message = json!({"message": {"messageId": "m-retry", "role": "ROLE_USER",
+        "parts": [{"text": "Is the March ledger balanced?"}]}});
+
+    let first = a2a_rpc(&rpc, "SendMessage", message.clone(), Some("alice")).await;
+    assert_eq!(
+        first["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{first}"
+    );
+    let task_id = first["result"]["task"]["id"].clone();
+
+    // The client retries: the same task, as it is, without waiting for another answer.
+    let again = a2a_rpc(&rpc, "SendMessage", message.clone(), Some("alice")).await;
+    assert_eq!(again["result"]["task"]["id"], task_id, "{again}");
+    assert_eq!(
+        again["result"]["task"]["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "the retry was not answered twice"
+    );
+
+    // Streaming, the retry gets the task and the end of the stream.
+    let body =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "SendStreamingMessage", "params": message});
+    let response = reqwest::Client::new()
+        .post(&rpc)
+        .header("A2A-Version", "1.0")
+        .header("X-Participant-Id", "alice")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let text = tokio::time::timeout(WITHIN, response.text())
+        .await
+        .expect("the stream of a repeated message ends")
+        .unwrap();
+    let events: Vec<Value> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(|data| serde_json::from_str(data.trim()).unwrap())
+        .collect();
+    assert_eq!(events.len(), 1, "{text}");
+    assert_eq!(events[0]["result"]["task"]["id"], task_id);
+}
+
+#[tokio::test]
+async fn a_message_that_arrives_during_a_turn_waits_for_the_next_one_and_is_answered() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![
+        Scripted::Held(ModelResponseSpec {
+            text: None,
+            tool_calls: vec![("look_up".into(), json!({"what": "march"}))],
+        }),
+        reply("March balances, and so does April."),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let rpc = format!("{}/", config.base_url.clone().unwrap());
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let send = |id: &str, text: &str, task: Option<&Value>| {
+        let mut message = json!({"messageId": id, "role": "ROLE_USER", "parts": [{"text": text}]});
+        if let Some(task) = task {
+            message["taskId"] = task.clone();
+        }
+        json!({"message": message, "configuration": {"returnImmediately": true}})
+    };
+    let first = a2a_rpc(
+        &rpc,
+        "SendMessage",
+        send("m-1", "Is March balanced?", None),
+        Some("alice"),
+    )
+    .await;
+    let task_id = first["result"]["task"]["id"].clone();
+    wait_until("the first model call", || !model.requests().is_empty()).await;
+
+    // While the model thinks, the participant adds a question.
+    let second = a2a_rpc(
+        &rpc,
+        "SendMessage",
+        send("m-2", "And April?", Some(&task_id)),
+        Some("alice"),
+    )
+    .await;
+    assert!(second.get("error").is_none(), "{second}");
+    model.release();
+
+    let view = temporal
+        .wait_for_task(task_id.as_str().unwrap(), WITHIN, |v| {
+            v.last_answer.as_deref() == Some("March balances, and so does April.")
+        })
+        .await;
+    assert_eq!(view.state, TaskState::InputRequired);
+    let requests = model.requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "one turn for the call, one for the answer"
+    );
+    // The second turn reads the tool call, its result right after it, then the new message.
+    let roles: Vec<String> = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "user"],
+        "{roles:?}"
+    );
+    let last = requests[1]["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["content"], "And April?");
+    // The first turn never saw it.
+    assert!(!requests[0]["messages"].to_string().contains("And April?"));
+}
+
+/// Polls `condition` every 50 ms until it holds; panics naming `what` after [`WITHIN`].
+async fn wait_until(what: &str, condition: impl Fn() -> bool) {
+    let deadline = Instant::now() + WITHIN;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
