@@ -21,7 +21,11 @@ pub struct PythonPeer {
 impl PythonPeer {
     /// Starts the peer with extra command-line `args` and waits until it listens.
     pub async fn start(args: &[&str]) -> PythonPeer {
-        let port = free_port();
+        Self::start_on(free_port(), args).await
+    }
+
+    /// As [`PythonPeer::start`], on `port`: an agent that comes up where Baton was told it is.
+    pub async fn start_on(port: u16, args: &[&str]) -> PythonPeer {
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         let child = spawn(port, &args).await;
         PythonPeer { child, args, port }

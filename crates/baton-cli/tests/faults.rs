@@ -494,6 +494,48 @@ async fn a_peer_restarted_without_its_tasks_resolves_the_row_failed_and_the_pare
     );
 }
 
+#[tokio::test]
+async fn a_worker_started_while_a_peer_is_down_serves_and_takes_the_peer_in_when_it_comes() {
+    let temporal = TestTemporal::start().await;
+    let port = baton_tests::free_port();
+    let model = delegating_model().await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &format!("http://127.0.0.1:{port}"),
+        "follow_interval = \"1s\"",
+    );
+    // Nothing listens where the ledger should be: the worker starts all the same.
+    let worker = WorkerProcess::start(baton(), &config.render()).await;
+    assert!(
+        !worker
+            .logged(&["ledger", "left out of the roster"])
+            .is_empty()
+    );
+
+    let peer = PythonPeer::start_on(port, &["--behaviour", "work", "--work-seconds", "1"]).await;
+    wait_until("the ledger to join the roster", || {
+        !worker.logged(&["ledger", "joins the roster"]).is_empty()
+    })
+    .await;
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-late-peer",
+            task_input("books", &goal(0)),
+        )
+        .await;
+    let (views, stuck) = drain(&temporal, &["t-late-peer".to_string()], WITHIN).await;
+    assert_eq!(stuck, 0);
+    assert_each_has_its_answer(&views);
+    // The model was shown the ledger in its roster.
+    assert!(
+        model.requests()[0]["messages"][0]["content"]
+            .as_str()
+            .is_some_and(|system| system.contains("id: ledger"))
+    );
+    assert_eq!(count(&peer.stats().await).creations, 1);
+}
+
 // --- the model goes away --------------------------------------------------------------------
 
 #[tokio::test]
