@@ -293,9 +293,10 @@ async fn complete_answers_at_once_and_stats_record_the_call() {
     let id = task["id"].as_str().unwrap();
     let stats = peer.stats().await;
     assert_eq!(stats["tasks_created"], 1, "{stats}");
+    let context = task["contextId"].as_str().unwrap();
     assert_eq!(
         stats["tasks"],
-        json!([{"id": id, "state": "TASK_STATE_COMPLETED"}])
+        json!([{"id": id, "state": "TASK_STATE_COMPLETED", "context_id": context}])
     );
     assert_eq!(
         stats["messages"],
