@@ -49,19 +49,22 @@ fn as_args(paths: &[PathBuf]) -> Vec<&str> {
 #[test]
 fn the_committed_histories_replay_on_this_build() {
     let files = committed_histories();
-    assert!(files.len() >= 16, "{files:?}");
+    assert!(files.len() >= 24, "{files:?}");
     // Generation 2 records the delegation metrics (a patch marker and a local activity), which
-    // generation 1, written before them, does not have: both must replay.
-    let marker = |generation: &str| {
+    // generation 1, written before them, does not have; generation 3 also records the turn
+    // order and the idle end of a conversation (two more patch markers). All must replay.
+    let markers = |generation: &str| {
         let path = files
             .iter()
             .find(|p| p.ends_with(format!("{generation}/front-desk-conversation.json")))
             .unwrap();
         let text = std::fs::read_to_string(path).unwrap();
-        text.contains(r#""marker_name":"core_patch""#)
-            && text.contains(r#""marker_name":"core_local_activity""#)
+        let local = text.contains(r#""marker_name":"core_local_activity""#);
+        (text.matches(r#""marker_name":"core_patch""#).count(), local)
     };
-    assert!(!marker("1") && marker("2"));
+    assert_eq!(markers("1"), (0, false));
+    assert_eq!(markers("2"), (1, true));
+    assert_eq!(markers("3"), (3, true));
     let output = replay(&as_args(&files));
     let text = stdout(&output);
     assert_eq!(output.status.code(), Some(0), "{text}");
