@@ -300,6 +300,129 @@ async fn a_kill_while_the_agent_creates_the_task_adopts_it_instead_of_creating_a
     );
 }
 
+#[tokio::test]
+async fn a_cancel_while_the_agent_creates_the_task_lets_it_finish_then_cancels_it() {
+    let temporal = TestTemporal::start().await;
+    let hold = tempfile::tempdir().unwrap();
+    let hold_file = hold.path().join("release");
+    let peer = PythonPeer::start(&[
+        "--behaviour",
+        "hang",
+        "--hold-file",
+        hold_file.to_str().unwrap(),
+    ])
+    .await;
+    let model = delegating_model().await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "follow_interval = \"1s\"",
+    );
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-cancel-create",
+            task_input("books", &goal(0)),
+        )
+        .await;
+    peer.wait_for("the task, held SUBMITTED", |s| {
+        s["tasks"][0]["state"] == "TASK_STATE_SUBMITTED"
+    })
+    .await;
+
+    // The parent is cancelled while start_agent_task still reads the agent's stream.
+    temporal
+        .client
+        .get_workflow_handle::<baton_workflows::TaskWorkflow>("t-cancel-create")
+        .cancel(
+            temporalio_client::WorkflowCancelOptions::builder()
+                .reason("not needed".to_string())
+                .build(),
+        )
+        .await
+        .unwrap();
+    std::fs::write(&hold_file, b"").unwrap();
+
+    // The create finishes, and the task it made is cancelled: none is left on the agent.
+    let view = temporal
+        .wait_for_task("t-cancel-create", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Canceled, "{view:#?}");
+    assert_eq!(view.sub_tasks[0].state, TaskState::Canceled, "{view:#?}");
+    let stats = peer
+        .wait_for("the task cancelled on the agent", |s| {
+            s["tasks"][0]["state"] == "TASK_STATE_CANCELED"
+        })
+        .await;
+    assert_eq!(count(&stats).creations, 1);
+    assert_eq!(
+        stats["cancels"].as_array().map(Vec::len),
+        Some(1),
+        "{stats}"
+    );
+}
+
+#[tokio::test]
+async fn a_stand_in_whose_agent_left_the_config_resolves_its_row_failed() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "park"]).await;
+    let model = FakeModel::responding(|request| {
+        let shown = request["messages"].to_string();
+        if shown.contains("is FAILED") {
+            reply("The ledger is gone.")
+        } else if shown.contains("started on") || shown.contains("is INPUT_REQUIRED") {
+            reply("Waiting.")
+        } else {
+            call(
+                "spawn_subtask",
+                json!({"name": "account", "goal": "Which account?", "agent": "ledger"}),
+            )
+        }
+    })
+    .await;
+    let with_ledger = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "updates = \"follow\", follow_interval = \"1s\"",
+    );
+    let mut worker = WorkerProcess::start(baton(), &with_ledger.render()).await;
+    temporal
+        .start_task(
+            &with_ledger.task_queue,
+            "t-removed",
+            task_input("books", "Which account?"),
+        )
+        .await;
+    temporal
+        .wait_for_task("t-removed", WITHIN, |v| {
+            v.sub_tasks
+                .first()
+                .is_some_and(|r| r.state == TaskState::InputRequired)
+        })
+        .await;
+
+    // The operator removes the ledger from the config and restarts the worker.
+    worker.kill().await;
+    let without = WorkerConfig {
+        agents: Vec::new(),
+        ..with_ledger
+    };
+    let _worker = WorkerProcess::start(baton(), &without.render()).await;
+    let view = temporal
+        .wait_for_task("t-removed", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    let row = &view.sub_tasks[0];
+    assert_eq!((row.state, row.resolved), (TaskState::Failed, true));
+    assert!(
+        row.summary
+            .as_deref()
+            .is_some_and(|s| s.contains("agent ledger is no longer configured on this worker")),
+        "{row:#?}"
+    );
+}
+
 // --- the Temporal server killed and started again -------------------------------------------
 
 #[tokio::test]
@@ -614,6 +737,95 @@ async fn a_model_that_stays_down_fails_the_task_with_the_reason_and_cancels_its_
         logged.len(),
         1,
         "one WARN line for the failed task: {logged:#?}"
+    );
+}
+
+// --- bounded turns, and conversations that end ----------------------------------------------
+
+#[tokio::test]
+async fn an_answer_with_1500_tool_calls_is_bounded_and_the_task_goes_on() {
+    let temporal = TestTemporal::start().await;
+    let calls: Vec<(String, Value)> = (0..1500)
+        .map(|n| {
+            (
+                "look_up".to_string(),
+                json!({"n": n, "padding": "x".repeat(3000)}),
+            )
+        })
+        .collect();
+    let model = FakeModel::start(vec![
+        Scripted::Reply(ModelResponseSpec {
+            text: None,
+            tool_calls: calls,
+        }),
+        reply("Done with fewer calls."),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url());
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-many-calls", task_input("books", "g"))
+        .await;
+    let view = temporal
+        .wait_for_task("t-many-calls", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    let second = &model.requests()[1]["messages"];
+    let messages = second.as_array().unwrap();
+    let assistant = messages.iter().find(|m| m["role"] == "assistant").unwrap();
+    assert_eq!(assistant["tool_calls"].as_array().unwrap().len(), 64);
+    let results: Vec<&Value> = messages.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(
+        results.len(),
+        64,
+        "a result for every kept call, right after it"
+    );
+    let refused = results
+        .iter()
+        .filter(|m| {
+            m["content"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("tool.refused")
+        })
+        .count();
+    assert_eq!(refused, 64 - 16);
+    // The next turn's input stayed far under Temporal's payload limit.
+    assert!(
+        second.to_string().len() < 200_000,
+        "{}",
+        second.to_string().len()
+    );
+}
+
+#[tokio::test]
+async fn a_conversation_left_idle_completes_with_its_last_answer() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![reply("Hello Alice.")]).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url());
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let input = serde_json::from_value(json!({
+        "name": "chat", "goal": "Say hello.", "lifecycle": "conversation",
+        "participants": [{"id": "alice", "kind": "human", "role": "reporter"}],
+        "limits": {"idle_timeout_secs": 2}
+    }))
+    .unwrap();
+    temporal
+        .start_task(&config.task_queue, "t-idle", input)
+        .await;
+    let view = temporal
+        .wait_for_task("t-idle", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    assert_eq!(view.last_answer.as_deref(), Some("Hello Alice."));
+    assert_eq!(view.turns, 1);
+    // It parked first, and ended on the idle timer, not on a turn.
+    let events = temporal.history("t-idle").await;
+    assert!(
+        events
+            .iter()
+            .any(|e| format!("{:?}", e.event_type()) == "TimerFired"),
+        "the idle timer fired"
     );
 }
 
