@@ -75,31 +75,17 @@ async fn an_agent_of_the_same_process_gets_a_card_built_from_its_settings() {
 
 #[tokio::test]
 async fn an_unreachable_card_is_fetched_again_until_it_joins_the_roster() {
-    let up = Arc::new(AtomicBool::new(false));
-    let answering = up.clone();
-    let ledger = CardServer::start(move |path| {
-        if !answering.load(Ordering::SeqCst) {
-            return axum::response::Response::builder()
-                .status(503)
-                .body(axum::body::Body::from("restarting"))
-                .unwrap();
-        }
-        assert!(path.ends_with("agent-card.json"), "{path}");
-        card_server_json(
-            json!({
-                "name": "Ledger", "description": "Answers order questions", "version": "1",
-                "supportedInterfaces": [{"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
-                "capabilities": {},
-                "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
-                "skills": []
-            })
-            .to_string(),
-        )
-    })
+    let ledger = RestartingAgent::start(json!({
+        "name": "Ledger", "description": "Answers order questions", "version": "1",
+        "supportedInterfaces": [{"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "capabilities": {},
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+        "skills": []
+    }))
     .await;
     let front = settings(&format!(
         r#"agents = [{{ id = "ledger", url = "{}" }}]"#,
-        ledger.url()
+        ledger.server.url()
     ));
     let registry = Registry::build(&front, &[], CardLimits::default())
         .await
@@ -115,9 +101,9 @@ async fn an_unreachable_card_is_fetched_again_until_it_joins_the_roster() {
     tokio::pin!(fetching);
     tokio::select! {
         () = &mut fetching => panic!("nothing joined yet, so fetching cannot be done"),
-        () = wait_for_requests(&ledger, 2) => {}
+        () = wait_for_requests(&ledger.server, 2) => {}
     }
-    up.store(true, Ordering::SeqCst);
+    ledger.come_up();
     tokio::time::timeout(std::time::Duration::from_secs(30), fetching)
         .await
         .expect("the ledger joins once its card answers");
@@ -130,34 +116,21 @@ async fn an_unreachable_card_is_fetched_again_until_it_joins_the_roster() {
 
 #[tokio::test]
 async fn a_card_refused_when_it_is_fetched_again_stays_out() {
-    let up = Arc::new(AtomicBool::new(false));
-    let answering = up.clone();
-    let vault = CardServer::start(move |_| {
-        if !answering.load(Ordering::SeqCst) {
-            return axum::response::Response::builder()
-                .status(502)
-                .body(axum::body::Body::from(""))
-                .unwrap();
-        }
-        card_server_json(
-            json!({
-                "name": "Vault", "description": "", "version": "1",
-                "supportedInterfaces": [{"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
-                "capabilities": {"extensions": [{"uri": "urn:vault:sso", "required": true}]},
-                "skills": []
-            })
-            .to_string(),
-        )
-    })
+    let vault = RestartingAgent::start(json!({
+        "name": "Vault", "description": "", "version": "1",
+        "supportedInterfaces": [{"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "capabilities": {"extensions": [{"uri": "urn:vault:sso", "required": true}]},
+        "skills": []
+    }))
     .await;
     let front = settings(&format!(
         r#"agents = [{{ id = "vault", url = "{}" }}]"#,
-        vault.url()
+        vault.server.url()
     ));
     let registry = Registry::build(&front, &[], CardLimits::default())
         .await
         .unwrap();
-    up.store(true, Ordering::SeqCst);
+    vault.come_up();
     let joined = std::sync::Mutex::new(Vec::<String>::new());
     tokio::time::timeout(
         std::time::Duration::from_secs(30),
@@ -170,6 +143,35 @@ async fn a_card_refused_when_it_is_fetched_again_stays_out() {
     assert!(joined.lock().unwrap().is_empty());
     assert!(registry.pending_ids().is_empty());
     assert!(registry.get("vault").is_none());
+}
+
+/// An agent that answers 503 while it restarts, then serves `card`.
+struct RestartingAgent {
+    server: CardServer,
+    up: Arc<AtomicBool>,
+}
+
+impl RestartingAgent {
+    async fn start(card: serde_json::Value) -> RestartingAgent {
+        let up = Arc::new(AtomicBool::new(false));
+        let answering = up.clone();
+        let server = CardServer::start(move |path| {
+            if !answering.load(Ordering::SeqCst) {
+                return axum::response::Response::builder()
+                    .status(503)
+                    .body(axum::body::Body::from("restarting"))
+                    .unwrap();
+            }
+            assert!(path.ends_with("agent-card.json"), "{path}");
+            card_server_json(card.to_string())
+        })
+        .await;
+        RestartingAgent { server, up }
+    }
+
+    fn come_up(&self) {
+        self.up.store(true, Ordering::SeqCst);
+    }
 }
 
 /// Resolves once `server` has seen `count` requests.

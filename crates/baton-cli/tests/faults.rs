@@ -42,15 +42,18 @@ fn goal(n: usize) -> String {
     format!("Is ledger {n} balanced?")
 }
 
-/// A model that delegates its task's goal to the ledger, waits, and answers once the result
-/// is in. It answers by what it is shown, so a call cut short by a crash and made again, or
-/// many parents at once, get the right answer.
+/// A model that delegates its task's goal to the ledger, waits (while the sub-task works or is
+/// parked), and answers once the result is in. It answers by what it is shown, so a call cut
+/// short by a crash and made again, or many parents at once, get the right answer.
 async fn delegating_model() -> FakeModel {
     FakeModel::responding(|request| {
         let shown = request["messages"].to_string();
         if shown.contains("is COMPLETED") || shown.contains("is FAILED") {
             reply("Done.")
-        } else if shown.contains("started on") || shown.contains("could not be created") {
+        } else if ["started on", "could not be created", "is INPUT_REQUIRED"]
+            .iter()
+            .any(|news| shown.contains(news))
+        {
             reply("Waiting.")
         } else {
             call(
@@ -367,20 +370,7 @@ async fn a_cancel_while_the_agent_creates_the_task_lets_it_finish_then_cancels_i
 async fn a_stand_in_whose_agent_left_the_config_resolves_its_row_failed() {
     let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "park"]).await;
-    let model = FakeModel::responding(|request| {
-        let shown = request["messages"].to_string();
-        if shown.contains("is FAILED") {
-            reply("The ledger is gone.")
-        } else if shown.contains("started on") || shown.contains("is INPUT_REQUIRED") {
-            reply("Waiting.")
-        } else {
-            call(
-                "spawn_subtask",
-                json!({"name": "account", "goal": "Which account?", "agent": "ledger"}),
-            )
-        }
-    })
-    .await;
+    let model = delegating_model().await;
     let with_ledger = WorkerConfig::new(&temporal, &model.base_url()).agent(
         "ledger",
         &peer.url(),
@@ -394,13 +384,7 @@ async fn a_stand_in_whose_agent_left_the_config_resolves_its_row_failed() {
             task_input("books", "Which account?"),
         )
         .await;
-    temporal
-        .wait_for_task("t-removed", WITHIN, |v| {
-            v.sub_tasks
-                .first()
-                .is_some_and(|r| r.state == TaskState::InputRequired)
-        })
-        .await;
+    wait_until_parked(&temporal, "t-removed").await;
 
     // The operator removes the ledger from the config and restarts the worker.
     worker.kill().await;
@@ -499,20 +483,7 @@ async fn a_peer_down_while_its_task_is_followed_keeps_its_state_and_the_answer_a
     let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "park"]).await;
     let proxy = A2aProxy::start(&peer.url()).await;
-    let model = FakeModel::responding(|request| {
-        let shown = request["messages"].to_string();
-        if shown.contains("is COMPLETED") {
-            reply("Done.")
-        } else if shown.contains("started on") || shown.contains("is INPUT_REQUIRED") {
-            reply("Waiting.")
-        } else {
-            call(
-                "spawn_subtask",
-                json!({"name": "account", "goal": "Which account?", "agent": "ledger"}),
-            )
-        }
-    })
-    .await;
+    let model = delegating_model().await;
     let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
         "ledger",
         &proxy.url(),
@@ -526,13 +497,7 @@ async fn a_peer_down_while_its_task_is_followed_keeps_its_state_and_the_answer_a
             task_input("books", "Which account?"),
         )
         .await;
-    let parked = temporal
-        .wait_for_task("t-outage", WITHIN, |v| {
-            v.sub_tasks
-                .first()
-                .is_some_and(|r| r.state == TaskState::InputRequired)
-        })
-        .await;
+    let parked = wait_until_parked(&temporal, "t-outage").await;
     let remote = parked.sub_tasks[0].remote_task_id.clone().unwrap();
 
     // The agent is unreachable for a while; meanwhile someone answers it directly.
@@ -567,20 +532,7 @@ async fn a_peer_down_while_its_task_is_followed_keeps_its_state_and_the_answer_a
 async fn a_peer_restarted_without_its_tasks_resolves_the_row_failed_and_the_parent_goes_on() {
     let temporal = TestTemporal::start().await;
     let mut peer = PythonPeer::start(&["--behaviour", "park"]).await;
-    let model = FakeModel::responding(|request| {
-        let shown = request["messages"].to_string();
-        if shown.contains("is FAILED") {
-            reply("The ledger lost it.")
-        } else if shown.contains("started on") || shown.contains("is INPUT_REQUIRED") {
-            reply("Waiting.")
-        } else {
-            call(
-                "spawn_subtask",
-                json!({"name": "account", "goal": "Which account?", "agent": "ledger"}),
-            )
-        }
-    })
-    .await;
+    let model = delegating_model().await;
     let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
         "ledger",
         &peer.url(),
@@ -594,13 +546,7 @@ async fn a_peer_restarted_without_its_tasks_resolves_the_row_failed_and_the_pare
             task_input("books", "Which account?"),
         )
         .await;
-    temporal
-        .wait_for_task("t-forgot", WITHIN, |v| {
-            v.sub_tasks
-                .first()
-                .is_some_and(|r| r.state == TaskState::InputRequired)
-        })
-        .await;
+    wait_until_parked(&temporal, "t-forgot").await;
 
     peer.restart().await;
     let view = temporal
@@ -1009,6 +955,17 @@ async fn a_message_that_arrives_during_a_turn_waits_for_the_next_one_and_is_answ
     assert_eq!(last["content"], "And April?");
     // The first turn never saw it.
     assert!(!requests[0]["messages"].to_string().contains("And April?"));
+}
+
+/// Waits until parent `id`'s sub-task is parked in INPUT_REQUIRED.
+async fn wait_until_parked(temporal: &TestTemporal, id: &str) -> TaskView {
+    temporal
+        .wait_for_task(id, WITHIN, |v| {
+            v.sub_tasks
+                .first()
+                .is_some_and(|r| r.state == TaskState::InputRequired)
+        })
+        .await
 }
 
 /// Polls `condition` every 50 ms until it holds; panics naming `what` after [`WITHIN`].
