@@ -1,11 +1,23 @@
-//! The task envelope: a brief as one A2A data part with media type
-//! `application/vnd.tiny-harness.event+json`, so Baton and tiny-harness agents read each other's.
+//! The task extension as tiny-harness publishes it, so Baton and tiny-harness agents read each
+//! other's briefs and tasks field for field:
+//!
+//! - the task envelope: a brief as one A2A data part with media type
+//!   `application/vnd.tiny-harness.event+json`, `{"kind": "task", "payload": {...}}`;
+//! - the task extension data, the envelope's payload, which is also what a task carries in
+//!   `Task.metadata["io.github.madarauchiha-314.tiny-harness/task"]`.
+//!
+//! Both are closed: a field the published models do not have is refused, as tiny-harness
+//! refuses it. Where the published shape differs from Baton's own (acceptance criteria are
+//! `{text, met}` objects, a task's agent is an entity reference), these types carry the
+//! published one and convert.
 
 use serde::{Deserialize, Serialize};
 
 use crate::task::{Lifecycle, Participant, TaskRef};
 
 pub const ENVELOPE_KIND_TASK: &str = "task";
+/// The kind of entity a remote agent is in a tiny-harness registry.
+pub const ENTITY_KIND_AGENT: &str = "agent";
 
 /// `{"kind": "task", "payload": {...}}`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -15,29 +27,39 @@ pub struct TaskEnvelope {
     pub payload: TaskEnvelopePayload,
 }
 
-/// The brief of a new task. The server-controlled fields (lifecycle, model, reasoning_effort)
-/// are honoured only from this agent itself or a trusted delegator.
+/// The task extension data (tiny-harness `TaskExtensionData`): the brief of a new task in an
+/// envelope, and a task's published extension in its metadata. The server-controlled fields
+/// (lifecycle, model, reasoning_effort) are honoured only from this agent itself or a trusted
+/// delegator. `sub_tasks` and `plan` are accepted and not used: Baton keeps its own rows and
+/// has no plan.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TaskEnvelopePayload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// A free-form kind of task; Baton keeps none of its own.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub task_type: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goal: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub acceptance_criteria: Option<Vec<String>>,
+    pub acceptance_criteria: Option<Vec<AcceptanceCriterion>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub participants: Option<Vec<Participant>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_tasks: Option<Vec<ExtensionTaskRef>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_tasks: Option<Vec<ExtensionTaskRef>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<Lifecycle>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_effort: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_tasks: Option<Vec<TaskRef>>,
 }
 
 impl TaskEnvelope {
@@ -46,5 +68,180 @@ impl TaskEnvelope {
             kind: ENVELOPE_KIND_TASK.to_string(),
             payload,
         }
+    }
+}
+
+/// One acceptance criterion as published: `{"text": "…", "met": false}`. A plain string, as
+/// older Baton briefs carried, reads as a criterion not yet met.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AcceptanceCriterion {
+    pub text: String,
+    pub met: bool,
+}
+
+impl AcceptanceCriterion {
+    /// A criterion not yet met.
+    pub fn open(text: impl Into<String>) -> AcceptanceCriterion {
+        AcceptanceCriterion {
+            text: text.into(),
+            met: false,
+        }
+    }
+
+    /// The criteria's texts, as a Baton task keeps them.
+    pub fn texts(criteria: &[AcceptanceCriterion]) -> Vec<String> {
+        criteria.iter().map(|c| c.text.clone()).collect()
+    }
+
+    /// Each of `texts` as a criterion not yet met.
+    pub fn all_open(texts: &[String]) -> Vec<AcceptanceCriterion> {
+        texts.iter().map(AcceptanceCriterion::open).collect()
+    }
+}
+
+impl<'de> Deserialize<'de> for AcceptanceCriterion {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Published {
+            text: String,
+            #[serde(default)]
+            met: bool,
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Published(Published),
+            Text(String),
+        }
+        match Either::deserialize(deserializer).map_err(|_| {
+            serde::de::Error::custom(
+                "an acceptance criterion is {\"text\": \"…\", \"met\": false} or a string",
+            )
+        })? {
+            Either::Published(c) => Ok(AcceptanceCriterion {
+                text: c.text,
+                met: c.met,
+            }),
+            Either::Text(text) => Ok(AcceptanceCriterion::open(text)),
+        }
+    }
+}
+
+/// A reference into a tiny-harness registry: `{"kind": "agent", "id": "ledger"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntityRef {
+    pub kind: String,
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+/// A task as the extension names it (tiny-harness `TaskRef`): on this agent when `agent` is
+/// absent or null, else on the agent it references; `state` is the short state name
+/// (`WORKING`) its parent last heard, `sub_state` one of the status extension's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtensionTaskRef {
+    pub task_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<EntityRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_state: Option<String>,
+}
+
+impl From<&TaskRef> for ExtensionTaskRef {
+    fn from(task: &TaskRef) -> Self {
+        ExtensionTaskRef {
+            task_id: task.task_id.clone(),
+            agent: task.agent.as_ref().map(|id| EntityRef {
+                kind: ENTITY_KIND_AGENT.to_string(),
+                id: id.clone(),
+                version: None,
+            }),
+            state: None,
+            sub_state: None,
+        }
+    }
+}
+
+impl From<&ExtensionTaskRef> for TaskRef {
+    fn from(task: &ExtensionTaskRef) -> Self {
+        TaskRef {
+            task_id: task.task_id.clone(),
+            agent: task.agent.as_ref().map(|agent| agent.id.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_criterion_reads_as_published_or_as_a_string_and_writes_as_published() {
+        let read: Vec<AcceptanceCriterion> = serde_json::from_value(json!([
+            {"text": "Say yes or no.", "met": false},
+            {"text": "Give the totals.", "met": true},
+            {"text": "No open items."},
+            "A plain string."
+        ]))
+        .unwrap();
+        assert_eq!(
+            read,
+            [
+                AcceptanceCriterion::open("Say yes or no."),
+                AcceptanceCriterion {
+                    text: "Give the totals.".into(),
+                    met: true
+                },
+                AcceptanceCriterion::open("No open items."),
+                AcceptanceCriterion::open("A plain string."),
+            ]
+        );
+        assert_eq!(
+            serde_json::to_value(&read[0]).unwrap(),
+            json!({"text": "Say yes or no.", "met": false})
+        );
+    }
+
+    #[test]
+    fn a_criterion_of_another_shape_is_refused_naming_both_shapes() {
+        for bad in [
+            json!(42),
+            json!({"text": "x", "done": true}),
+            json!({"met": true}),
+        ] {
+            let error = serde_json::from_value::<AcceptanceCriterion>(bad.clone()).unwrap_err();
+            assert!(error.to_string().contains("{\"text\""), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_task_ref_converts_between_the_published_and_baton_shapes() {
+        let published: ExtensionTaskRef = serde_json::from_value(json!({
+            "task_id": "t-1", "agent": {"kind": "agent", "id": "planner", "version": null},
+            "state": null, "sub_state": null
+        }))
+        .unwrap();
+        let ours = TaskRef::from(&published);
+        assert_eq!(ours.agent.as_deref(), Some("planner"));
+        let back = ExtensionTaskRef::from(&ours);
+        assert_eq!(
+            serde_json::to_value(back).unwrap(),
+            json!({"task_id": "t-1", "agent": {"kind": "agent", "id": "planner"}})
+        );
+        let here = ExtensionTaskRef::from(&TaskRef {
+            task_id: "t-2".into(),
+            agent: None,
+        });
+        assert_eq!(
+            serde_json::to_value(here).unwrap(),
+            json!({"task_id": "t-2"})
+        );
     }
 }

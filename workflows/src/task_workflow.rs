@@ -381,6 +381,13 @@ impl TaskWorkflow {
             messages: self.messages.clone(),
             participants: self.input.participants.clone(),
             updated_at: self.log.last_status_at(),
+            goal: self.input.goal.clone(),
+            description: self.input.description.clone(),
+            acceptance_criteria: self.input.acceptance_criteria.clone(),
+            lifecycle: Some(self.input.lifecycle),
+            model: self.input.model.clone(),
+            reasoning_effort: self.input.reasoning_effort.clone(),
+            parent_tasks: self.input.parent_tasks.clone(),
         }
     }
 

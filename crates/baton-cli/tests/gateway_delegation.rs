@@ -194,20 +194,33 @@ async fn strangers_cannot_set_server_fields_or_name_others_and_nothing_is_create
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
 
     let refusals = [
-        // Abuse case 5: naming participants other than oneself.
-        with_envelope(
-            "m1",
-            "hi",
-            json!({"participants": [{"id": "bob", "kind": "human", "role": "assignee"}]}),
+        // Abuse case 5: naming participants other than oneself: invalid params.
+        (
+            with_envelope(
+                "m1",
+                "hi",
+                json!({"participants": [{"id": "bob", "kind": "human", "role": "assignee"}]}),
+            ),
+            -32602,
         ),
-        // Abuse case 6: a model, a reasoning effort, a lifecycle.
-        with_envelope("m2", "hi", json!({"model": "gpt-expensive"})),
-        with_envelope("m3", "hi", json!({"reasoning_effort": "high"})),
-        with_envelope("m4", "hi", json!({"lifecycle": "delegated"})),
+        // Abuse case 6: a model, a reasoning effort, a lifecycle: unsupported, as tiny-harness
+        // answers it.
+        (
+            with_envelope("m2", "hi", json!({"model": "gpt-expensive"})),
+            -32004,
+        ),
+        (
+            with_envelope("m3", "hi", json!({"reasoning_effort": "high"})),
+            -32004,
+        ),
+        (
+            with_envelope("m4", "hi", json!({"lifecycle": "delegated"})),
+            -32004,
+        ),
     ];
-    for params in refusals {
+    for (params, code) in refusals {
         let answer = rpc(&url, "mallory", "SendMessage", params.clone(), None).await;
-        assert_eq!(answer["error"]["code"], -32602, "{params} -> {answer}");
+        assert_eq!(answer["error"]["code"], code, "{params} -> {answer}");
         assert!(
             answer["error"]["message"]
                 .as_str()

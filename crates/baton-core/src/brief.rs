@@ -7,6 +7,7 @@
 //! model, reasoning_effort) would have a peer that does not trust this agent
 //! refuse the whole request.
 
+use baton_proto::envelope::{AcceptanceCriterion, ExtensionTaskRef};
 use baton_proto::{Lifecycle, TaskEnvelope, TaskEnvelopePayload, TaskInput, TaskRef};
 
 use crate::spawn_subtask::{SELF_AGENT, SpawnRequest};
@@ -42,7 +43,7 @@ pub fn brief_text(goal: &str, description: &str, acceptance_criteria: &[String])
 /// criteria. A sub-task on [`SELF_AGENT`] also gets lifecycle
 /// [`Lifecycle::Delegated`], the parent's model and reasoning effort, and
 /// `parent_tasks = [parent_ref]`. No other agent ever gets those, nor
-/// participants.
+/// participants. Criteria go as published, `{"text": …, "met": false}`.
 pub fn brief_envelope(
     request: &SpawnRequest,
     parent: &TaskInput,
@@ -52,7 +53,7 @@ pub fn brief_envelope(
         name: Some(request.name.clone()),
         goal: Some(request.goal.clone()),
         description: Some(request.description.clone()),
-        acceptance_criteria: Some(request.acceptance_criteria.clone()),
+        acceptance_criteria: Some(AcceptanceCriterion::all_open(&request.acceptance_criteria)),
         ..TaskEnvelopePayload::default()
     };
     let payload = if request.agent == SELF_AGENT {
@@ -60,7 +61,7 @@ pub fn brief_envelope(
             lifecycle: Some(Lifecycle::Delegated),
             model: parent.model.clone(),
             reasoning_effort: parent.reasoning_effort.clone(),
-            parent_tasks: Some(vec![parent_ref]),
+            parent_tasks: Some(vec![ExtensionTaskRef::from(&parent_ref)]),
             ..open_fields
         }
     } else {
@@ -192,15 +193,15 @@ mod tests {
                     name: Some("check".to_string()),
                     goal: Some("Balance the ledger.".to_string()),
                     description: Some("The books for March.".to_string()),
-                    acceptance_criteria: Some(criteria(&[
-                        "Debits equal credits.",
-                        "No open items."
-                    ])),
-                    participants: None,
+                    acceptance_criteria: Some(vec![
+                        AcceptanceCriterion::open("Debits equal credits."),
+                        AcceptanceCriterion::open("No open items."),
+                    ]),
                     lifecycle: Some(Lifecycle::Delegated),
                     model: Some("gpt-5-mini".to_string()),
                     reasoning_effort: Some("low".to_string()),
-                    parent_tasks: Some(vec![parent_ref()]),
+                    parent_tasks: Some(vec![ExtensionTaskRef::from(&parent_ref())]),
+                    ..TaskEnvelopePayload::default()
                 },
             }
         );
@@ -238,7 +239,10 @@ mod tests {
                     "name": "check",
                     "goal": "Balance the ledger.",
                     "description": "The books for March.",
-                    "acceptance_criteria": ["Debits equal credits.", "No open items."]
+                    "acceptance_criteria": [
+                        {"text": "Debits equal credits.", "met": false},
+                        {"text": "No open items.", "met": false}
+                    ]
                 }
             })
         );

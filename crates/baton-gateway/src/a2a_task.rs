@@ -5,7 +5,13 @@ use std::collections::HashMap;
 
 use a2a::{Artifact, Message, Part, Role, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent};
 use baton_core::a2a_state::to_a2a;
-use baton_proto::{EventEntry, MessageRole, TaskEvent, TaskMessage, TaskState, TaskView};
+use baton_core::spawn_subtask::SELF_AGENT;
+use baton_core::sub_tasks::{AWAITING_ANSWER, AWAITING_NEXT_MESSAGE};
+use baton_proto::envelope::{AcceptanceCriterion, ENTITY_KIND_AGENT, EntityRef, ExtensionTaskRef};
+use baton_proto::{
+    EventEntry, MessageRole, SubTaskRow, TaskEnvelopePayload, TaskEvent, TaskMessage, TaskState,
+    TaskView,
+};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
@@ -130,16 +136,64 @@ fn metadata_of(view: &TaskView) -> HashMap<String, Value> {
     let mut metadata = HashMap::new();
     metadata.insert(
         TASK_METADATA_KEY.to_string(),
-        json!({
-            "name": view.name,
-            "participants": view.participants,
-            "sub_tasks": view.sub_tasks,
-        }),
+        serde_json::to_value(task_extension(view)).expect("the task extension always serialises"),
     );
     if let Some(sub_state) = &view.sub_state {
         metadata.extend(status_metadata(sub_state));
     }
     metadata
+}
+
+/// The task extension data of a task, as tiny-harness publishes it: whole, and only with
+/// values its closed model takes (a reasoning effort or a sub-task's sub-state it does not
+/// know is left out rather than published).
+pub fn task_extension(view: &TaskView) -> TaskEnvelopePayload {
+    TaskEnvelopePayload {
+        name: Some(view.name.clone()),
+        goal: Some(view.goal.clone()),
+        description: Some(view.description.clone()),
+        acceptance_criteria: Some(AcceptanceCriterion::all_open(&view.acceptance_criteria)),
+        participants: Some(view.participants.clone()),
+        parent_tasks: Some(
+            view.parent_tasks
+                .iter()
+                .map(ExtensionTaskRef::from)
+                .collect(),
+        ),
+        sub_tasks: Some(view.sub_tasks.iter().map(sub_task_ref).collect()),
+        lifecycle: view.lifecycle,
+        model: view.model.clone(),
+        reasoning_effort: view
+            .reasoning_effort
+            .clone()
+            .filter(|effort| PUBLISHED_EFFORTS.contains(&effort.as_str())),
+        ..TaskEnvelopePayload::default()
+    }
+}
+
+/// The reasoning efforts the published extension takes.
+const PUBLISHED_EFFORTS: [&str; 3] = ["low", "medium", "high"];
+
+/// A sub-task row as the extension names it: the task on its agent (`self` is this agent, so
+/// no agent), with the state its parent last heard.
+fn sub_task_ref(row: &SubTaskRow) -> ExtensionTaskRef {
+    let on_self = row.agent == SELF_AGENT;
+    ExtensionTaskRef {
+        task_id: row
+            .remote_task_id
+            .clone()
+            .unwrap_or_else(|| row.workflow_id.clone()),
+        agent: (!on_self).then(|| EntityRef {
+            kind: ENTITY_KIND_AGENT.to_string(),
+            id: row.agent.clone(),
+            version: None,
+        }),
+        state: Some(row.state.short_name().to_string()),
+        sub_state: row
+            .sub_state
+            .clone()
+            .filter(|s| s == AWAITING_NEXT_MESSAGE || s == AWAITING_ANSWER),
+    }
 }
 
 fn status_metadata(sub_state: &str) -> HashMap<String, Value> {

@@ -3,9 +3,10 @@
 
 use a2a::{A2AError, Message, PartContent};
 use baton_core::extensions::ENVELOPE_MEDIA_TYPE;
+use baton_proto::envelope::AcceptanceCriterion;
 use baton_proto::{
     InboxMessage, Lifecycle, Participant, ParticipantKind, ParticipantRole, TaskEnvelope,
-    TaskEnvelopePayload, TaskInput,
+    TaskEnvelopePayload, TaskInput, TaskRef,
 };
 
 /// What the gateway knows of the agent it serves, for the trust rule.
@@ -81,8 +82,9 @@ pub fn new_task(
         .filter_map(|(name, set)| set.then_some(name))
         .collect();
         if !controlled.is_empty() {
-            return Err(A2AError::invalid_params(format!(
-                "task envelope cannot set server-controlled field(s) {}: participant {sender:?} is not a trusted delegator",
+            // As tiny-harness answers it: the operation is not offered to this sender.
+            return Err(A2AError::unsupported_operation(format!(
+                "task envelope cannot set server-controlled {}: participant {sender:?} is not a trusted delegator",
                 controlled.join(", ")
             )));
         }
@@ -116,12 +118,19 @@ pub fn new_task(
         name: brief.name.unwrap_or_else(|| name_from(&goal)),
         goal,
         description: brief.description.unwrap_or_default(),
-        acceptance_criteria: brief.acceptance_criteria.unwrap_or_default(),
+        acceptance_criteria: AcceptanceCriterion::texts(
+            &brief.acceptance_criteria.unwrap_or_default(),
+        ),
         participants,
         lifecycle: brief.lifecycle.unwrap_or(Lifecycle::Conversation),
         model: brief.model,
         reasoning_effort: brief.reasoning_effort,
-        parent_tasks: brief.parent_tasks.unwrap_or_default(),
+        parent_tasks: brief
+            .parent_tasks
+            .iter()
+            .flatten()
+            .map(TaskRef::from)
+            .collect(),
         limits: Default::default(),
         context_id: Some(context_id.to_string()),
         carry: None,
