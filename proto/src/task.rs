@@ -327,6 +327,11 @@ pub struct TaskView {
     /// When the task last changed state (workflow time, RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<String>,
+    /// The event log's next sequence number when the view was taken: a stream that starts with
+    /// this view goes on from there, so it never repeats what the view already shows. Absent
+    /// (0) from workers before it.
+    #[serde(default)]
+    pub event_seq: u64,
     /// The task's brief, as its input gave it; the gateway publishes it in the task extension.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub goal: String,

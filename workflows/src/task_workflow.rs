@@ -48,6 +48,9 @@ const CREATE_GRACE_PATCH: &str = "baton.create-grace";
 /// The patch that keeps messages that arrive during a turn for the next one, for the histories
 /// before it (which put them in the model's history at once and counted them read).
 const TURN_ORDER_PATCH: &str = "baton.turn-order";
+/// The patch that moves a parked conversation to WORKING as soon as a message arrives, for the
+/// histories before it (which stayed INPUT_REQUIRED until the next turn started).
+const WAKE_ON_MESSAGE_PATCH: &str = "baton.wake-on-message";
 /// The patch that ends a conversation left idle, for the histories before it.
 const IDLE_END_PATCH: &str = "baton.idle-end";
 /// The patch that has a failed parent cancel its open sub-tasks and log its failure, for the
@@ -274,8 +277,26 @@ impl TaskWorkflow {
             self.log
                 .push(ctx.workflow_time(), TaskEvent::Message { message: entry });
             if !is_the_brief {
+                let was_parked = self.awaits_next_message();
                 self.arrived.push(message.text);
                 self.unread_messages += 1;
+                // The task works on the message from the moment it takes it, so whoever reads
+                // it next (the sender's stream first) never sees it parked with the message in.
+                if was_parked && ctx.patched(WAKE_ON_MESSAGE_PATCH) {
+                    if let Some(update) =
+                        indexed_state(&ctx.search_attributes(), TaskState::Working)
+                    {
+                        ctx.upsert_search_attributes([update]);
+                    }
+                    let task_id = ctx.workflow_id().to_string();
+                    self.record_status(
+                        ctx.workflow_time(),
+                        &task_id,
+                        TaskState::Working,
+                        None,
+                        None,
+                    );
+                }
             }
         }
         InboxReceipt {
@@ -381,6 +402,7 @@ impl TaskWorkflow {
             messages: self.messages.clone(),
             participants: self.input.participants.clone(),
             updated_at: self.log.last_status_at(),
+            event_seq: self.log.next_seq(),
             goal: self.input.goal.clone(),
             description: self.input.description.clone(),
             acceptance_criteria: self.input.acceptance_criteria.clone(),
@@ -396,6 +418,50 @@ impl TaskWorkflow {
             .iter()
             .find(|r| r.workflow_id == workflow_id)
             .cloned()
+    }
+
+    /// Records a status: the state, its event in the log, and a push of it to each webhook.
+    fn record_status(
+        &mut self,
+        now: Option<std::time::SystemTime>,
+        task_id: &str,
+        state: TaskState,
+        sub_state: Option<String>,
+        message: Option<String>,
+    ) {
+        self.state = state;
+        self.sub_state = sub_state.clone();
+        self.status_message = message.clone();
+        self.log.push(
+            now,
+            TaskEvent::Status {
+                state,
+                sub_state: sub_state.clone(),
+                message: message.clone(),
+            },
+        );
+        let says = message.or_else(|| {
+            (state.is_terminal() || state.is_interrupted())
+                .then(|| self.last_answer.clone())
+                .flatten()
+        });
+        let at = self.log.last_status_at().unwrap_or_default();
+        let context_id = self
+            .input
+            .context_id
+            .clone()
+            .unwrap_or_else(|| task_id.to_string());
+        for config in &self.push_configs {
+            self.outbox.push(PushDelivery {
+                config: config.clone(),
+                task_id: task_id.to_string(),
+                context_id: context_id.clone(),
+                state,
+                sub_state: sub_state.clone(),
+                message: says.clone(),
+                at: at.clone(),
+            });
+        }
     }
 
     /// Moves the participant messages that arrived since the last turn into the history.
@@ -522,49 +588,24 @@ fn record_state(
 ) {
     let now = ctx.workflow_time();
     let task_id = ctx.workflow_id().to_string();
-    // A task the gateway indexed for listing keeps its indexed state current.
-    if ctx.search_attributes().get(&A2A_CONTEXT_ID).is_some() {
-        let name = serde_json::to_value(state)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        ctx.upsert_search_attributes([A2A_TASK_STATE.value_set(name)]);
+    if let Some(update) = indexed_state(&ctx.search_attributes(), state) {
+        ctx.upsert_search_attributes([update]);
     }
-    ctx.state_mut(|s| {
-        s.state = state;
-        s.sub_state = sub_state.clone();
-        s.status_message = message.clone();
-        s.log.push(
-            now,
-            TaskEvent::Status {
-                state,
-                sub_state: sub_state.clone(),
-                message: message.clone(),
-            },
-        );
-        let says = message.or_else(|| {
-            (state.is_terminal() || state.is_interrupted())
-                .then(|| s.last_answer.clone())
-                .flatten()
-        });
-        let at = s.log.last_status_at().unwrap_or_default();
-        let context_id = s
-            .input
-            .context_id
-            .clone()
-            .unwrap_or_else(|| task_id.clone());
-        for config in &s.push_configs {
-            s.outbox.push(PushDelivery {
-                config: config.clone(),
-                task_id: task_id.clone(),
-                context_id: context_id.clone(),
-                state,
-                sub_state: sub_state.clone(),
-                message: says.clone(),
-                at: at.clone(),
-            });
-        }
-    });
+    ctx.state_mut(|s| s.record_status(now, &task_id, state, sub_state, message));
+}
+
+/// The update that keeps the indexed state of a task the gateway indexed for listing current;
+/// none for a task it did not index.
+fn indexed_state(
+    attributes: &temporalio_common::search_attributes::SearchAttributes,
+    state: TaskState,
+) -> Option<temporalio_common::search_attributes::SearchAttributeUpdate> {
+    attributes.get(&A2A_CONTEXT_ID)?;
+    let name = serde_json::to_value(state)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    Some(A2A_TASK_STATE.value_set(name))
 }
 
 /// Tells the worker's metrics of the sub-tasks resolved since it last did, in a local activity:

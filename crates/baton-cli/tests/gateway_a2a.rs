@@ -219,6 +219,20 @@ async fn the_a2a_sdk_client_sends_follows_lists_and_cancels_over_both_bindings()
             last["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
             "{streamed:?}"
         );
+        // States only go forward: the snapshot shows the task working on the message (not
+        // parked from before it), and nothing it replaced is replayed after it.
+        let states: Vec<&str> = streamed
+            .iter()
+            .map(|event| {
+                let update = event.get("task").unwrap_or(&event["statusUpdate"]);
+                update["status"]["state"].as_str().unwrap_or_default()
+            })
+            .collect();
+        assert_eq!(states[0], "TASK_STATE_WORKING", "{binding}: {states:?}");
+        let parked_at = states
+            .iter()
+            .position(|s| *s == "TASK_STATE_INPUT_REQUIRED");
+        assert_eq!(parked_at, Some(states.len() - 1), "{binding}: {states:?}");
 
         // Strangers see nothing.
         assert_eq!(

@@ -18,6 +18,9 @@ use serde_json::{Value, json};
 /// Where the status extension keeps the sub-state, and the task extension its data.
 pub const STATUS_METADATA_KEY: &str = "io.github.madarauchiha-314.tiny-harness/status";
 pub const TASK_METADATA_KEY: &str = "io.github.madarauchiha-314.tiny-harness/task";
+/// Where Baton publishes its own sub-task rows (name, agent, state, summary), beside the task
+/// extension, whose closed model has no room for them.
+pub const SUB_TASK_ROWS_KEY: &str = "baton/sub-task-rows";
 
 /// The A2A `Task` for a view; `history_length` as GetTask defines it (absent: all).
 pub fn task_of(view: &TaskView, history_length: Option<i32>) -> Task {
@@ -137,6 +140,10 @@ fn metadata_of(view: &TaskView) -> HashMap<String, Value> {
     metadata.insert(
         TASK_METADATA_KEY.to_string(),
         serde_json::to_value(task_extension(view)).expect("the task extension always serialises"),
+    );
+    metadata.insert(
+        SUB_TASK_ROWS_KEY.to_string(),
+        serde_json::to_value(&view.sub_tasks).expect("sub-task rows always serialise"),
     );
     if let Some(sub_state) = &view.sub_state {
         metadata.extend(status_metadata(sub_state));

@@ -475,13 +475,21 @@ impl RequestHandler for TemporalHandler {
             let only = StreamResponse::Task(submitted(&delivered));
             return Ok(Box::pin(futures::stream::iter([Ok(only)])));
         };
-        let snapshot = task_of(&self.view(&delivered.task_id).await?, None);
+        let view = self.view(&delivered.task_id).await?;
         if receipt.duplicate {
             // A repeated messageId: the task as it is, and the end of the stream.
-            return Ok(Box::pin(futures::stream::iter([Ok(StreamResponse::Task(
-                snapshot,
-            ))])));
+            let snapshot = StreamResponse::Task(task_of(&view, None));
+            return Ok(Box::pin(futures::stream::iter([Ok(snapshot)])));
         }
+        // The task as the message found it, then every change since, in order: a state the
+        // stream shows is never followed by one that came before it.
+        let as_received = TaskView {
+            state: receipt.state,
+            sub_state: None,
+            status_message: None,
+            ..view
+        };
+        let snapshot = task_of(&as_received, None);
         Ok(self.stream(delivered.task_id, receipt.cursor, EndAt::Settled, snapshot))
     }
 
@@ -546,11 +554,15 @@ impl RequestHandler for TemporalHandler {
                 req.id, view.state
             )));
         }
-        let cursor = self
-            .events(&req.id, u64::MAX)
-            .await?
-            .ok_or_else(|| self.unavailable("reading the task's events"))?
-            .next_seq;
+        let cursor = if view.event_seq > 0 {
+            view.event_seq
+        } else {
+            // A worker from before views carried their position in the log.
+            self.events(&req.id, u64::MAX)
+                .await?
+                .ok_or_else(|| self.unavailable("reading the task's events"))?
+                .next_seq
+        };
         Ok(self.stream(req.id, cursor, EndAt::Terminal, task_of(&view, None)))
     }
 

@@ -14,7 +14,7 @@ mod refusals;
 mod routes;
 mod version;
 
-pub use a2a_task::{TASK_METADATA_KEY, task_extension};
+pub use a2a_task::{SUB_TASK_ROWS_KEY, TASK_METADATA_KEY, task_extension};
 pub use handler::{GatewayConfig, TemporalHandler};
 pub use intake::{Trust, new_task};
 pub use push_receiver::{MAX_PUSH_BYTES, push_routes};

@@ -16,7 +16,6 @@ use a2a::{ListTasksRequest, Message, Part, Role, StreamResponse, Task};
 use anyhow::Context;
 use baton_a2a::{CardLimits, RemoteAgent};
 use baton_config::{RemoteAgentSpec, Settings, Updates};
-use baton_gateway::TASK_METADATA_KEY;
 use futures::StreamExt;
 use url::Url;
 
@@ -156,7 +155,7 @@ async fn run_command(command: TaskCommand) -> anyhow::Result<ExitCode> {
             if json {
                 println!("{}", serde_json::to_string(&listed)?);
             } else {
-                println!("{}", list_text(&listed.tasks, TASK_METADATA_KEY));
+                println!("{}", list_text(&listed.tasks));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -176,7 +175,7 @@ fn print_task(task: &Task, json: bool) -> anyhow::Result<()> {
     if json {
         println!("{}", serde_json::to_string(task)?);
     } else {
-        println!("{}", task_text(task, TASK_METADATA_KEY));
+        println!("{}", task_text(task));
     }
     Ok(())
 }
@@ -225,7 +224,7 @@ async fn send(
         // The rows first, so a status that reports a sub-task's result follows its row.
         if let Some(id) = &id {
             let task = agent.get_task(id).await?;
-            let now = sub_tasks_of(&task, TASK_METADATA_KEY);
+            let now = sub_tasks_of(&task);
             if !json {
                 for row in changed_rows(&rows, &now) {
                     println!("{}", sub_task_line(row));

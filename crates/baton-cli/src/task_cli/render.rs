@@ -3,23 +3,24 @@
 
 use a2a::{Message, Task, TaskState, TaskStatus};
 use baton_a2a::snapshot::message_text;
+use baton_gateway::{SUB_TASK_ROWS_KEY, TASK_METADATA_KEY};
 use baton_proto::SubTaskRow;
 use serde_json::Value;
 
-/// The task extension's metadata: the task's name and its sub-task rows.
-pub fn sub_tasks_of(task: &Task, metadata_key: &str) -> Vec<SubTaskRow> {
+/// The task's sub-task rows, as Baton's gateway publishes them beside the task extension.
+pub fn sub_tasks_of(task: &Task) -> Vec<SubTaskRow> {
     task.metadata
         .as_ref()
-        .and_then(|m| m.get(metadata_key))
-        .and_then(|v| v.get("sub_tasks"))
+        .and_then(|m| m.get(SUB_TASK_ROWS_KEY))
         .and_then(|rows| serde_json::from_value(rows.clone()).ok())
         .unwrap_or_default()
 }
 
-fn name_of(task: &Task, metadata_key: &str) -> Option<String> {
+/// The task's name, from the task extension.
+fn name_of(task: &Task) -> Option<String> {
     task.metadata
         .as_ref()
-        .and_then(|m| m.get(metadata_key))
+        .and_then(|m| m.get(TASK_METADATA_KEY))
         .and_then(|v| v.get("name"))
         .and_then(Value::as_str)
         .map(str::to_string)
@@ -79,14 +80,14 @@ pub fn changed_rows<'a>(before: &[SubTaskRow], now: &'a [SubTaskRow]) -> Vec<&'a
 }
 
 /// `baton task show`: the task, its state and answer, and its sub-tasks.
-pub fn task_text(task: &Task, metadata_key: &str) -> String {
+pub fn task_text(task: &Task) -> String {
     let mut lines = vec![format!("task {}", task.id)];
-    if let Some(name) = name_of(task, metadata_key) {
+    if let Some(name) = name_of(task) {
         lines.push(format!("name: {name}"));
     }
     lines.push(format!("context: {}", task.context_id));
     lines.push(format!("state: {}", status_line(&task.status, None)));
-    let rows = sub_tasks_of(task, metadata_key);
+    let rows = sub_tasks_of(task);
     if !rows.is_empty() {
         lines.push("sub-tasks:".into());
         lines.extend(rows.iter().map(sub_task_line));
@@ -95,7 +96,7 @@ pub fn task_text(task: &Task, metadata_key: &str) -> String {
 }
 
 /// `baton task list`: one line a task.
-pub fn list_text(tasks: &[Task], metadata_key: &str) -> String {
+pub fn list_text(tasks: &[Task]) -> String {
     if tasks.is_empty() {
         return "no tasks".into();
     }
@@ -106,7 +107,7 @@ pub fn list_text(tasks: &[Task], metadata_key: &str) -> String {
                 "{}  {:<15} {}",
                 task.id,
                 state_name(&task.status.state),
-                name_of(task, metadata_key).unwrap_or_default()
+                name_of(task).unwrap_or_default()
             )
         })
         .collect::<Vec<_>>()
@@ -137,8 +138,6 @@ fn first_line(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    const KEY: &str = "ext/task";
 
     fn task(value: Value) -> Task {
         serde_json::from_value(value).unwrap()
@@ -207,18 +206,20 @@ mod tests {
     }
 
     #[test]
-    fn show_and_list_read_the_name_and_rows_from_the_task_extension() {
+    fn show_and_list_read_the_name_from_the_task_extension_and_the_rows_beside_it() {
+        let rows =
+            [serde_json::to_value(row(baton_proto::TaskState::Completed, Some("42"))).unwrap()];
         let t = task(json!({
             "id": "t-1", "contextId": "c-1",
             "status": {"state": "TASK_STATE_COMPLETED"},
-            "metadata": {KEY: {"name": "books", "sub_tasks": [serde_json::to_value(row(baton_proto::TaskState::Completed, Some("42"))).unwrap()]}}
+            "metadata": {TASK_METADATA_KEY: {"name": "books"}, SUB_TASK_ROWS_KEY: rows}
         }));
         assert_eq!(
-            task_text(&t, KEY),
+            task_text(&t),
             "task t-1\nname: books\ncontext: c-1\nstate: COMPLETED\nsub-tasks:\n  sub-task balance on ledger: COMPLETED [task r-9]: 42"
         );
-        assert_eq!(list_text(&[t], KEY), "t-1  COMPLETED       books");
-        assert_eq!(list_text(&[], KEY), "no tasks");
+        assert_eq!(list_text(&[t]), "t-1  COMPLETED       books");
+        assert_eq!(list_text(&[]), "no tasks");
     }
 
     #[test]
