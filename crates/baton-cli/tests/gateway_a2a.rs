@@ -747,3 +747,111 @@ async fn oversized_bodies_and_floods_are_refused_before_they_cost_anything() {
     );
     assert_eq!(model.requests().len(), 0, "nothing reached a task");
 }
+
+#[tokio::test]
+async fn every_http_json_error_is_a_google_rpc_status_in_application_json() {
+    let agent = agent().await;
+    let http = reqwest::Client::new();
+    let url = agent.url.trim_end_matches('/');
+    let cases = [
+        // Malformed JSON, the wrong content type, an unknown route, an unknown task (an error
+        // of the official router, which labels it application/problem+json).
+        (
+            http.post(format!("{url}/message:send"))
+                .header("A2A-Version", "1.0")
+                .header("Content-Type", "application/json")
+                .body("{not json"),
+            400,
+            "INVALID_ARGUMENT",
+        ),
+        (
+            http.post(format!("{url}/message:send"))
+                .header("A2A-Version", "1.0")
+                .header("Content-Type", "text/plain")
+                .body("hello"),
+            415,
+            "INVALID_ARGUMENT",
+        ),
+        (
+            http.get(format!("{url}/no/such/route"))
+                .header("A2A-Version", "1.0"),
+            404,
+            "UNIMPLEMENTED",
+        ),
+        (
+            http.get(format!("{url}/tasks/no-such-task"))
+                .header("A2A-Version", "1.0")
+                .header("X-Participant-Id", "alice"),
+            404,
+            "NOT_FOUND",
+        ),
+    ];
+    for (request, status, rpc_status) in cases {
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status().as_u16(), status);
+        let content_type = response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            content_type.starts_with("application/json"),
+            "{status}: {content_type}"
+        );
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["error"]["code"], status, "{body}");
+        assert_eq!(body["error"]["status"], rpc_status, "{body}");
+        assert_eq!(
+            body["error"]["details"][0]["@type"], "type.googleapis.com/google.rpc.ErrorInfo",
+            "{body}"
+        );
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty())
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_unreadable_part_is_content_type_not_supported_and_an_unknown_task_is_not_found_first() {
+    let agent = agent().await;
+    let rpc = |params: Value, participant: Option<&'static str>| {
+        let url = agent.url.clone();
+        async move {
+            let mut request = reqwest::Client::new()
+                .post(format!("{}/", url.trim_end_matches('/')))
+                .header("A2A-Version", "1.0")
+                .json(
+                    &json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params}),
+                );
+            if let Some(participant) = participant {
+                request = request.header("X-Participant-Id", participant);
+            }
+            request.send().await.unwrap().json::<Value>().await.unwrap()
+        }
+    };
+    // A picture beside the text: refused whole, never dropped in silence.
+    let with_file = json!({"message": {"messageId": "m-file", "role": "ROLE_USER", "parts": [
+        {"text": "What is in this?"},
+        {"raw": "iVBORw0KGgo=", "mediaType": "image/png"}
+    ]}});
+    let answer = rpc(with_file, Some("alice")).await;
+    assert_eq!(answer["error"]["code"], -32005, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("image/png")
+    );
+    assert_eq!(
+        agent.model.requests().len(),
+        0,
+        "nothing was created or run"
+    );
+
+    // A message to a task that does not exist, with no identity: not found, as any task call.
+    let to_nowhere = json!({"message": {"messageId": "m-x", "taskId": "no-such-task",
+        "role": "ROLE_USER", "parts": [{"text": "hello?"}]}});
+    let answer = rpc(to_nowhere, None).await;
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+}

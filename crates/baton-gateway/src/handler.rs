@@ -32,7 +32,7 @@ use temporalio_common::search_attributes::SearchAttributes;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::a2a_task::{events_of, task_of};
-use crate::identity::{required_caller, sender};
+use crate::identity::{follow_up_sender, required_caller, sender};
 use crate::intake::{Trust, follow_up, inbox_message, new_task};
 use crate::listing::list_tasks;
 use crate::push_configs::{self, check_url};
@@ -138,12 +138,12 @@ impl TemporalHandler {
         req: &SendMessageRequest,
     ) -> Result<Delivered, A2AError> {
         let message = &req.message;
-        let sender = sender(params, message)?;
         let webhook = req
             .configuration
             .as_ref()
             .and_then(|c| c.task_push_notification_config.as_ref());
         if let Some(task_id) = message.task_id.clone().filter(|id| !id.is_empty()) {
+            let sender = follow_up_sender(params, message, &task_id)?;
             let mut inbox = follow_up(&sender, message)?;
             inbox.push_config = webhook.map(|w| self.push_config(&task_id, w)).transpose()?;
             let view = self.view(&task_id).await?;
@@ -174,6 +174,7 @@ impl TemporalHandler {
                 receipt: Some(receipt),
             });
         }
+        let sender = sender(params, message)?;
         // A retried first message lands on the same task: its id derives from the sender and
         // the message id, and the inbox drops the duplicate.
         let task_id = derived_id(&[&sender, &message.message_id]);

@@ -7,6 +7,7 @@ use a2a_server::ServiceParams;
 
 const PARTICIPANT_HEADER: &str = "x-participant-id";
 const PARTICIPANT_METADATA: &str = "participant_id";
+const NO_PARTICIPANT: &str = "no participant asserted";
 
 /// The participant a call is made as, from the header alone.
 pub fn caller(params: &ServiceParams) -> Option<String> {
@@ -32,10 +33,27 @@ pub fn sender(params: &ServiceParams, message: &Message) -> Result<String, A2AEr
             "the message names a different participant than X-Participant-Id",
         )),
         (Some(id), _) | (None, Some(id)) => Ok(id),
-        (None, None) => Err(A2AError::invalid_params(
-            "no participant asserted: send X-Participant-Id or metadata.participant_id",
-        )),
+        (None, None) => Err(A2AError::invalid_params(format!(
+            "{NO_PARTICIPANT}: send X-Participant-Id or metadata.participant_id"
+        ))),
     }
+}
+
+/// The sender of a message to the existing task `task_id`: as [`sender`], except that a message
+/// asserting no participant finds no task (as every other call on a task does), so a stranger
+/// learns nothing of which task ids exist.
+pub fn follow_up_sender(
+    params: &ServiceParams,
+    message: &Message,
+    task_id: &str,
+) -> Result<String, A2AError> {
+    sender(params, message).map_err(|error| {
+        if error.message.starts_with(NO_PARTICIPANT) {
+            A2AError::task_not_found(task_id)
+        } else {
+            error
+        }
+    })
 }
 
 /// The caller of a call that names an existing task; without one the task is "not found".

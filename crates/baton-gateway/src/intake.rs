@@ -23,6 +23,38 @@ impl Trust<'_> {
     }
 }
 
+/// Refuses a message with a part Baton cannot read: it reads text, and the task envelope. An
+/// unreadable part is never dropped in silence (ContentTypeNotSupported, naming it).
+pub fn check_parts(message: &Message) -> Result<(), A2AError> {
+    for (n, part) in message.parts.iter().enumerate() {
+        let readable = match &part.content {
+            PartContent::Text(_) => part
+                .media_type
+                .as_deref()
+                .is_none_or(|media| media.starts_with("text/")),
+            PartContent::Data(_) => part.media_type.as_deref() == Some(ENVELOPE_MEDIA_TYPE),
+            PartContent::Raw(_) | PartContent::Url(_) => false,
+        };
+        if !readable {
+            let kind = match &part.content {
+                PartContent::Text(_) => "a text part",
+                PartContent::Data(_) => "a data part",
+                PartContent::Raw(_) => "a file part (raw bytes)",
+                PartContent::Url(_) => "a file part (by URL)",
+            };
+            let media = part.media_type.as_deref().unwrap_or("no media type");
+            return Err(A2AError::new(
+                a2a::error_code::CONTENT_TYPE_NOT_SUPPORTED,
+                format!(
+                    "part {n} is {kind} of {media}: this agent reads text parts and the task \
+                     envelope ({ENVELOPE_MEDIA_TYPE}) only"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The message's text parts, joined.
 pub fn text_of(message: &Message) -> String {
     message
@@ -70,6 +102,7 @@ pub fn new_task(
     context_id: &str,
     trust: &Trust<'_>,
 ) -> Result<TaskInput, A2AError> {
+    check_parts(message)?;
     let text = text_of(message);
     let brief = envelope_of(message)?.unwrap_or_default();
     if !trust.trusts(sender) {
@@ -140,6 +173,7 @@ pub fn new_task(
 /// A message to an existing task: lifecycle and participants are fixed once the task exists
 /// (abuse case 7).
 pub fn follow_up(sender: &str, message: &Message) -> Result<InboxMessage, A2AError> {
+    check_parts(message)?;
     if let Some(brief) = envelope_of(message)?
         && (brief.lifecycle.is_some() || brief.participants.is_some())
     {
@@ -167,5 +201,75 @@ fn name_from(goal: &str) -> String {
         name.chars().take(59).collect::<String>() + "…"
     } else {
         name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn message(parts: serde_json::Value) -> Message {
+        serde_json::from_value(json!({"messageId": "m", "role": "ROLE_USER", "parts": parts}))
+            .unwrap()
+    }
+
+    #[test]
+    fn text_and_the_envelope_are_read() {
+        let readable = message(json!([
+            {"text": "hello"},
+            {"text": "# notes", "mediaType": "text/markdown"},
+            {"data": {"kind": "task", "payload": {}}, "mediaType": ENVELOPE_MEDIA_TYPE}
+        ]));
+        assert!(check_parts(&readable).is_ok());
+    }
+
+    #[test]
+    fn any_other_part_is_refused_naming_it_even_beside_text() {
+        for (part, said) in [
+            (
+                json!({"raw": "aGVsbG8=", "mediaType": "image/png"}),
+                "a file part (raw bytes) of image/png",
+            ),
+            (
+                json!({"url": "https://example.com/a.pdf", "mediaType": "application/pdf"}),
+                "a file part (by URL) of application/pdf",
+            ),
+            (
+                json!({"data": {"x": 1}, "mediaType": "application/json"}),
+                "a data part of application/json",
+            ),
+            (json!({"data": {"x": 1}}), "a data part of no media type"),
+            (
+                json!({"text": "<p>", "mediaType": "application/xhtml+xml"}),
+                "a text part of application/xhtml+xml",
+            ),
+        ] {
+            let error = check_parts(&message(json!([{"text": "hello"}, part]))).unwrap_err();
+            assert_eq!(
+                error.code,
+                a2a::error_code::CONTENT_TYPE_NOT_SUPPORTED,
+                "{said}"
+            );
+            assert!(
+                error.message.contains(&format!("part 1 is {said}")),
+                "{}",
+                error.message
+            );
+        }
+    }
+
+    #[test]
+    fn a_new_task_and_a_follow_up_both_check_their_parts() {
+        let file =
+            message(json!([{"text": "see this"}, {"raw": "AA==", "mediaType": "image/png"}]));
+        let trust = Trust {
+            agent_id: "front-desk",
+            delegators: &[],
+        };
+        let refused = new_task("alice", &file, "ctx", &trust).unwrap_err();
+        assert_eq!(refused.code, a2a::error_code::CONTENT_TYPE_NOT_SUPPORTED);
+        let refused = follow_up("alice", &file).unwrap_err();
+        assert_eq!(refused.code, a2a::error_code::CONTENT_TYPE_NOT_SUPPORTED);
     }
 }

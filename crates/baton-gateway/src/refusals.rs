@@ -29,79 +29,129 @@ pub fn binding_of(method: &Method, path: &str, base_path: &str) -> Binding {
     }
 }
 
-/// What is refused, and how each binding names it.
+/// What is refused, and how each binding names it: the A2A error a non-JSON error response
+/// stands for, by its HTTP status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
     TooLarge,
     RateLimited,
+    /// A body the framework could not read as the route's JSON (malformed, wrong type).
+    BadRequest,
+    /// A `Content-Type` other than JSON.
+    NotJson,
+    /// No such route, or no such method on it.
+    NoSuchMethod,
+    /// Temporal or a worker did not answer in time.
+    Unavailable,
+    /// Anything else at or above 500.
+    Internal,
 }
 
 impl Refusal {
+    /// The refusal an error status stands for; `None` for a success.
     fn of(status: StatusCode) -> Option<Refusal> {
-        match status {
-            StatusCode::PAYLOAD_TOO_LARGE => Some(Refusal::TooLarge),
-            StatusCode::TOO_MANY_REQUESTS => Some(Refusal::RateLimited),
-            _ => None,
-        }
+        Some(match status {
+            StatusCode::PAYLOAD_TOO_LARGE => Refusal::TooLarge,
+            StatusCode::TOO_MANY_REQUESTS => Refusal::RateLimited,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => Refusal::NotJson,
+            StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED => Refusal::NoSuchMethod,
+            StatusCode::SERVICE_UNAVAILABLE => Refusal::Unavailable,
+            status if status.is_server_error() => Refusal::Internal,
+            status if status.is_client_error() => Refusal::BadRequest,
+            _ => return None,
+        })
     }
 
     fn reason(self) -> &'static str {
         match self {
             Refusal::TooLarge => "REQUEST_TOO_LARGE",
             Refusal::RateLimited => "RATE_LIMIT_EXCEEDED",
+            Refusal::BadRequest | Refusal::NotJson => "INVALID_REQUEST",
+            Refusal::NoSuchMethod => "METHOD_NOT_FOUND",
+            Refusal::Unavailable => "UNAVAILABLE",
+            Refusal::Internal => "INTERNAL_ERROR",
         }
     }
 
+    /// What the refusal says when the response said nothing of its own.
     fn message(self) -> &'static str {
         match self {
             Refusal::TooLarge => "the request body is over this agent's size limit",
             Refusal::RateLimited => "too many requests from this address; retry after a second",
+            Refusal::BadRequest => "the request is not one this route reads",
+            Refusal::NotJson => "the body must be JSON: send Content-Type: application/json",
+            Refusal::NoSuchMethod => "no such method: see the agent card for the interfaces",
+            Refusal::Unavailable => "not available right now; retry later",
+            Refusal::Internal => "internal error",
         }
     }
 
-    /// JSON-RPC: an oversized request is an Invalid Request; a flood gets the generic server
-    /// error, since JSON-RPC has no code for it. The ErrorInfo reason tells them apart.
+    /// JSON-RPC: an oversized or unreadable request is an Invalid Request; a flood or an
+    /// outage gets the generic server error, since JSON-RPC has no code for it. The ErrorInfo
+    /// reason tells them apart.
     fn json_rpc_code(self) -> i32 {
         match self {
-            Refusal::TooLarge => -32600,
-            Refusal::RateLimited => -32000,
+            Refusal::TooLarge | Refusal::BadRequest | Refusal::NotJson => -32600,
+            Refusal::RateLimited | Refusal::Unavailable => -32000,
+            Refusal::NoSuchMethod => -32601,
+            Refusal::Internal => -32603,
         }
     }
 
     fn rpc_status(self) -> &'static str {
         match self {
-            Refusal::TooLarge => "INVALID_ARGUMENT",
+            Refusal::TooLarge | Refusal::BadRequest | Refusal::NotJson => "INVALID_ARGUMENT",
             Refusal::RateLimited => "RESOURCE_EXHAUSTED",
+            Refusal::NoSuchMethod => "UNIMPLEMENTED",
+            Refusal::Unavailable => "UNAVAILABLE",
+            Refusal::Internal => "INTERNAL",
         }
     }
 }
 
-/// The body of a refusal in `binding`.
-pub fn refusal_body(binding: Binding, refusal: Refusal, http_status: StatusCode) -> Value {
+/// The longest text of a framework's own error that is kept as the refusal's message.
+const MESSAGE_CHARS: usize = 300;
+
+/// The body of a refusal in `binding`; `said` is what the response said itself, if anything.
+pub fn refusal_body(
+    binding: Binding,
+    refusal: Refusal,
+    http_status: StatusCode,
+    said: Option<&str>,
+) -> Value {
     let details = json!([{
         "@type": "type.googleapis.com/google.rpc.ErrorInfo",
         "reason": refusal.reason(),
         "domain": "a2a-protocol.org",
         "metadata": {}
     }]);
+    let message: String = said
+        .map(str::trim)
+        .filter(|text| !text.is_empty())
+        .map_or_else(
+            || refusal.message().to_string(),
+            |text| text.chars().take(MESSAGE_CHARS).collect(),
+        );
     match binding {
         // The request was not read, so its id is unknown: JSON-RPC says null.
         Binding::JsonRpc => json!({
             "jsonrpc": "2.0",
             "id": null,
-            "error": {"code": refusal.json_rpc_code(), "message": refusal.message(), "data": details}
+            "error": {"code": refusal.json_rpc_code(), "message": message, "data": details}
         }),
         Binding::HttpJson => json!({"error": {
             "code": http_status.as_u16(),
             "status": refusal.rpc_status(),
-            "message": refusal.message(),
+            "message": message,
             "details": details
         }}),
     }
 }
 
-/// Rewrites a 413 or 429 that is not JSON yet (the body limit's, the rate limit's, the push
-/// receiver's) into the A2A error of the request's binding, keeping its headers (Retry-After).
+/// Every error response is an A2A error in the request's binding, as `application/json`: a
+/// `google.rpc.Status` error labelled `application/problem+json` is relabelled; one that is not
+/// JSON at all (the body limit's, the rate limit's, a framework's rejection of a malformed or
+/// mistyped body, an unknown route) is rewritten, keeping its status and headers (Retry-After).
 pub async fn as_a2a_errors(
     State(base_path): State<String>,
     request: Request,
@@ -112,20 +162,26 @@ pub async fn as_a2a_errors(
     let Some(refusal) = Refusal::of(response.status()) else {
         return response;
     };
-    let is_json = response
+    let content_type = response
         .headers()
         .get(header::CONTENT_TYPE)
-        .is_some_and(|value| value.as_bytes().starts_with(b"application/json"));
-    if is_json {
+        .map(|value| value.as_bytes().to_vec())
+        .unwrap_or_default();
+    if content_type.starts_with(b"application/json") {
         return response;
     }
-    let (mut parts, _) = response.into_parts();
-    parts.headers.remove(header::CONTENT_LENGTH);
+    let (mut parts, body) = response.into_parts();
     parts.headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    let body = Json(refusal_body(binding, refusal, parts.status)).into_response();
+    if content_type.starts_with(b"application/problem+json") {
+        return Response::from_parts(parts, body);
+    }
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let said = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+    let said = String::from_utf8_lossy(&said);
+    let body = Json(refusal_body(binding, refusal, parts.status, Some(&said))).into_response();
     Response::from_parts(parts, body.into_body())
 }
 
@@ -170,6 +226,7 @@ mod tests {
             Binding::JsonRpc,
             Refusal::TooLarge,
             StatusCode::PAYLOAD_TOO_LARGE,
+            None,
         );
         assert_eq!(body["jsonrpc"], "2.0");
         assert_eq!(body["id"], Value::Null);
@@ -179,6 +236,7 @@ mod tests {
             Binding::JsonRpc,
             Refusal::RateLimited,
             StatusCode::TOO_MANY_REQUESTS,
+            None,
         );
         assert_eq!(body["error"]["code"], -32000);
         assert_eq!(body["error"]["data"][0]["reason"], "RATE_LIMIT_EXCEEDED");
@@ -190,6 +248,7 @@ mod tests {
             Binding::HttpJson,
             Refusal::RateLimited,
             StatusCode::TOO_MANY_REQUESTS,
+            Some(""),
         );
         assert_eq!(body["error"]["code"], 429);
         assert_eq!(body["error"]["status"], "RESOURCE_EXHAUSTED");
@@ -198,9 +257,60 @@ mod tests {
             Binding::HttpJson,
             Refusal::TooLarge,
             StatusCode::PAYLOAD_TOO_LARGE,
+            None,
         );
         assert_eq!(body["error"]["code"], 413);
         assert_eq!(body["error"]["status"], "INVALID_ARGUMENT");
         assert_eq!(body["error"]["details"][0]["reason"], "REQUEST_TOO_LARGE");
+    }
+
+    #[test]
+    fn every_error_status_stands_for_a_refusal_and_a_success_for_none() {
+        for (status, refusal) in [
+            (StatusCode::PAYLOAD_TOO_LARGE, Refusal::TooLarge),
+            (StatusCode::TOO_MANY_REQUESTS, Refusal::RateLimited),
+            (StatusCode::UNSUPPORTED_MEDIA_TYPE, Refusal::NotJson),
+            (StatusCode::NOT_FOUND, Refusal::NoSuchMethod),
+            (StatusCode::METHOD_NOT_ALLOWED, Refusal::NoSuchMethod),
+            (StatusCode::SERVICE_UNAVAILABLE, Refusal::Unavailable),
+            (StatusCode::INTERNAL_SERVER_ERROR, Refusal::Internal),
+            (StatusCode::BAD_REQUEST, Refusal::BadRequest),
+            (StatusCode::UNPROCESSABLE_ENTITY, Refusal::BadRequest),
+            (StatusCode::UNAUTHORIZED, Refusal::BadRequest),
+        ] {
+            assert_eq!(Refusal::of(status), Some(refusal), "{status}");
+        }
+        for status in [
+            StatusCode::OK,
+            StatusCode::NO_CONTENT,
+            StatusCode::NOT_MODIFIED,
+        ] {
+            assert_eq!(Refusal::of(status), None, "{status}");
+        }
+    }
+
+    #[test]
+    fn a_framework_s_own_words_are_kept_and_bounded() {
+        let said = "Failed to parse the request body as JSON: expected value at line 1";
+        let body = refusal_body(
+            Binding::HttpJson,
+            Refusal::BadRequest,
+            StatusCode::BAD_REQUEST,
+            Some(said),
+        );
+        assert_eq!(body["error"]["message"], said);
+        assert_eq!(body["error"]["status"], "INVALID_ARGUMENT");
+        assert_eq!(body["error"]["details"][0]["reason"], "INVALID_REQUEST");
+        let long = "x".repeat(10_000);
+        let body = refusal_body(
+            Binding::HttpJson,
+            Refusal::BadRequest,
+            StatusCode::BAD_REQUEST,
+            Some(&long),
+        );
+        assert_eq!(
+            body["error"]["message"].as_str().unwrap().len(),
+            MESSAGE_CHARS
+        );
     }
 }
