@@ -61,7 +61,7 @@ pub struct BatonActivities {
     push_base: Option<Url>,
     follow_window: Duration,
     /// For pushes to participants' webhooks.
-    http: reqwest::Client,
+    webhooks: push_delivery::Webhooks,
     /// The agent's task queue, which labels the delegation metrics.
     task_queue: String,
 }
@@ -72,18 +72,22 @@ impl BatonActivities {
         model: Arc<dyn ModelProvider>,
         model_settings: &baton_config::ModelSettings,
         prefix: StaticPrefix,
-        push_base: Option<Url>,
+        server: &baton_config::ServerSettings,
         task_queue: String,
     ) -> Self {
+        let push_base = server.base_url.clone();
         BatonActivities {
             registry,
             model,
             default_model: model_settings.model.clone(),
             model_retry_for: model_settings.retry_for,
             prefix: Arc::new(RwLock::new(prefix)),
-            push_base,
+            push_base: push_base.clone(),
             follow_window: FOLLOW_WINDOW,
-            http: reqwest::Client::new(),
+            webhooks: push_delivery::Webhooks::new(
+                server.allow_private_push_urls,
+                push_base.clone(),
+            ),
             task_queue,
         }
     }
@@ -229,7 +233,7 @@ impl BatonActivities {
         _ctx: ActivityContext,
         input: PushDelivery,
     ) -> Result<(), ActivityError> {
-        push_delivery::deliver(&self.http, &input).await
+        push_delivery::deliver(&self.webhooks, &input).await
     }
 
     /// Counts the delegations the parent resolved since it last ran. The parent runs it as a

@@ -1,22 +1,114 @@
 //! `deliver_push`: one change of a Baton task, POSTed to a participant's webhook as an A2A
 //! `StreamResponse` (`{"statusUpdate": …}`). The token goes in both header spellings agents use;
 //! `Authorization` comes from the config's authentication. Neither is ever logged.
+//!
+//! A webhook URL is a stranger's: the push never follows a redirect, and it connects only to
+//! addresses outside this network (checked on the addresses the name resolves to, at the time
+//! it connects, so a name that changes to point inward after the registration reaches nothing),
+//! unless `server.allow_private_push_urls` is on or the URL is this agent's own push receiver.
 
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use baton_core::a2a_state::to_a2a;
+use baton_core::network::{is_internal_host, is_internal_ip, is_own_push_receiver};
 use baton_proto::PushDelivery;
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use serde_json::json;
 use temporalio_sdk::activities::ActivityError;
+use url::Url;
 
 const TIMEOUT: Duration = Duration::from_secs(8);
 /// Where the status extension keeps the sub-state.
 const STATUS_METADATA_KEY: &str = "io.github.madarauchiha-314.tiny-harness/status";
 
-pub async fn deliver(http: &reqwest::Client, delivery: &PushDelivery) -> Result<(), ActivityError> {
+/// The HTTP clients pushes go out on, and the rule for which one a webhook gets.
+#[derive(Clone)]
+pub struct Webhooks {
+    /// Connects only to addresses outside this network.
+    outside: reqwest::Client,
+    /// Connects anywhere: for this agent's own receiver, or every webhook when allowed.
+    anywhere: reqwest::Client,
+    allow_private: bool,
+    /// `server.base_url`, whose push receiver is trusted on whatever address it has.
+    public_url: Option<Url>,
+}
+
+impl Webhooks {
+    pub fn new(allow_private: bool, public_url: Option<Url>) -> Webhooks {
+        let builder = || {
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(TIMEOUT)
+        };
+        Webhooks {
+            outside: builder()
+                .dns_resolver(Arc::new(OutsideOnly))
+                .build()
+                .expect("the TLS backend is compiled in, so the client always builds"),
+            anywhere: builder()
+                .build()
+                .expect("the TLS backend is compiled in, so the client always builds"),
+            allow_private,
+            public_url,
+        }
+    }
+
+    /// The client for `url`, or why it may not be called.
+    fn client_for(&self, url: &Url) -> Result<&reqwest::Client, String> {
+        let own = self
+            .public_url
+            .as_ref()
+            .is_some_and(|base| is_own_push_receiver(url, base));
+        if own || self.allow_private {
+            return Ok(&self.anywhere);
+        }
+        // A name is checked by the resolver when it connects; an address literal here.
+        match url.host() {
+            Some(host) if !is_internal_host(&host) => Ok(&self.outside),
+            _ => Err("it points at a loopback or private address".into()),
+        }
+    }
+}
+
+/// Resolves names to the addresses outside this network only; a name with none left fails.
+struct OutsideOnly;
+
+impl Resolve for OutsideOnly {
+    fn resolve(&self, name: Name) -> Resolving {
+        Box::pin(async move {
+            let host = name.as_str().to_string();
+            let all: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let outside: Vec<SocketAddr> = all
+                .into_iter()
+                .filter(|addr| !is_internal_ip(addr.ip()))
+                .collect();
+            if outside.is_empty() {
+                return Err(format!(
+                    "{host} resolves only to loopback or private addresses, which a webhook may not reach"
+                )
+                .into());
+            }
+            Ok(Box::new(outside.into_iter()) as Addrs)
+        })
+    }
+}
+
+pub async fn deliver(webhooks: &Webhooks, delivery: &PushDelivery) -> Result<(), ActivityError> {
+    let refused = |why: String| {
+        crate::non_retryable(
+            "push.refused",
+            format!(
+                "webhook {} of task {} is not pushed to: {why}",
+                delivery.config.id, delivery.task_id
+            ),
+        )
+    };
+    let url = Url::parse(&delivery.config.url).map_err(|e| refused(e.to_string()))?;
+    let http = webhooks.client_for(&url).map_err(refused)?;
     let mut request = http
-        .post(&delivery.config.url)
-        .timeout(TIMEOUT)
+        .post(url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .json(&body(delivery));
     if let Some(token) = &delivery.config.token {
@@ -32,16 +124,22 @@ pub async fn deliver(http: &reqwest::Client, delivery: &PushDelivery) -> Result<
         request = request.header(reqwest::header::AUTHORIZATION, value);
     }
     let response = request.send().await.map_err(|e| {
+        let e = e.without_url();
+        let mut reason = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(cause) = source {
+            reason.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
         ActivityError::from(anyhow::anyhow!(
-            "push to webhook {} of task {} failed: {}",
+            "push to webhook {} of task {} failed: {reason}",
             delivery.config.id,
             delivery.task_id,
-            e.without_url()
         ))
     })?;
     if !response.status().is_success() {
         return Err(ActivityError::from(anyhow::anyhow!(
-            "webhook {} of task {} answered {}",
+            "webhook {} of task {} answered {} (a redirect is never followed)",
             delivery.config.id,
             delivery.task_id,
             response.status()
@@ -71,4 +169,59 @@ fn body(delivery: &PushDelivery) -> serde_json::Value {
         update["metadata"] = json!({ STATUS_METADATA_KEY: { "sub_state": sub_state } });
     }
     json!({ "statusUpdate": update })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client_kind(webhooks: &Webhooks, url: &str) -> Result<&'static str, String> {
+        let client = webhooks.client_for(&Url::parse(url).unwrap())?;
+        Ok(if std::ptr::eq(client, &webhooks.outside) {
+            "outside"
+        } else {
+            "anywhere"
+        })
+    }
+
+    #[test]
+    fn a_webhook_gets_the_client_its_address_allows() {
+        let own = Url::parse("http://127.0.0.1:8080").unwrap();
+        let strict = Webhooks::new(false, Some(own.clone()));
+        assert_eq!(
+            client_kind(&strict, "https://hooks.example.com/a"),
+            Ok("outside")
+        );
+        assert_eq!(
+            client_kind(&strict, "http://127.0.0.1:8080/a2a/push/t-1.1"),
+            Ok("anywhere")
+        );
+        for inward in [
+            "http://127.0.0.1:9000/hook",
+            "http://[::ffff:127.0.0.1]/hook",
+            "http://169.254.169.254/latest",
+            "http://localhost./hook",
+            "http://127.0.0.1:8080/a2a/push/x/../../../",
+        ] {
+            assert!(client_kind(&strict, inward).is_err(), "{inward}");
+        }
+        let open = Webhooks::new(true, None);
+        assert_eq!(
+            client_kind(&open, "http://127.0.0.1:9000/hook"),
+            Ok("anywhere")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_name_that_resolves_only_inward_reaches_nothing() {
+        let name: Name = "localhost".parse().unwrap();
+        let error = match OutsideOnly.resolve(name).await {
+            Ok(_) => panic!("localhost resolved to an address a webhook may use"),
+            Err(error) => error.to_string(),
+        };
+        assert!(
+            error.contains("only to loopback or private addresses"),
+            "{error}"
+        );
+    }
 }

@@ -330,7 +330,7 @@ pub struct TaskView {
     /// The event log's next sequence number when the view was taken: a stream that starts with
     /// this view goes on from there, so it never repeats what the view already shows. Absent
     /// (0) from workers before it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub event_seq: u64,
     /// The task's brief, as its input gave it; the gateway publishes it in the task extension.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -505,4 +505,8 @@ pub struct PushDelivery {
     pub message: Option<String>,
     /// When the change happened (workflow time, RFC 3339).
     pub at: String,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -84,7 +84,7 @@ async fn an_unreachable_card_is_fetched_again_until_it_joins_the_roster() {
     }))
     .await;
     let front = settings(&format!(
-        r#"agents = [{{ id = "ledger", url = "{}" }}]"#,
+        r#"agents = [{{ id = "ledger", url = "{}", allow_other_origin = true }}]"#,
         ledger.server.url()
     ));
     let registry = Registry::build(&front, &[], CardLimits::default())

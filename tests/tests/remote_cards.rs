@@ -38,6 +38,7 @@ fn spec(url: &str) -> RemoteAgentSpec {
         follow_interval: Duration::from_secs(5),
         push_safety_fetch: baton_config::DEFAULT_PUSH_SAFETY_FETCH,
         create_timeout: baton_config::DEFAULT_CREATE_TIMEOUT,
+        allow_other_origin: false,
     }
 }
 
@@ -283,4 +284,62 @@ async fn an_error_status_is_reported_with_the_status() {
         .unwrap();
     assert_eq!(error.code(), "a2a.card_unavailable");
     assert!(error.to_string().contains("404"), "{error}");
+}
+
+#[tokio::test]
+async fn an_interface_on_another_origin_is_refused_unless_the_operator_allows_it() {
+    let elsewhere = server_with(|card| {
+        card["supportedInterfaces"][0]["url"] = json!("http://127.0.0.1:9/rpc");
+    })
+    .await;
+    let error = match connect(&elsewhere.url(), CardLimits::default()).await {
+        Ok(_) => panic!("a card naming another host was accepted"),
+        Err(error) => error,
+    };
+    assert_eq!(error.code(), "a2a.foreign_interface");
+    assert!(error.to_string().contains("allow_other_origin"), "{error}");
+    let allowed = RemoteAgentSpec {
+        allow_other_origin: true,
+        ..spec(&elsewhere.url())
+    };
+    let agent = RemoteAgent::connect(
+        &allowed,
+        "front-desk",
+        &reqwest::Client::new(),
+        CardLimits::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(agent.interface().url, "http://127.0.0.1:9/rpc");
+}
+
+#[tokio::test]
+async fn a_card_that_redirects_to_another_origin_is_not_followed() {
+    let elsewhere = server_with(|_| {}).await;
+    let target = format!("{}/.well-known/agent-card.json", elsewhere.url());
+    let redirecting = CardServer::start(move |_| {
+        axum::response::Response::builder()
+            .status(307)
+            .header("location", target.clone())
+            .body(axum::body::Body::empty())
+            .unwrap()
+    })
+    .await;
+    let error = match RemoteAgent::connect(
+        &spec(&redirecting.url()),
+        "front-desk",
+        &baton_a2a::agent_http_client(),
+        CardLimits::default(),
+    )
+    .await
+    {
+        Ok(_) => panic!("a cross-origin redirect was followed"),
+        Err(error) => error,
+    };
+    assert_eq!(error.code(), "a2a.card_unavailable");
+    assert!(error.to_string().contains("another origin"), "{error}");
+    assert!(
+        elsewhere.requests().is_empty(),
+        "nothing reached the other origin"
+    );
 }

@@ -63,7 +63,7 @@ async fn read_body(http: &reqwest::Client, url: &str, max_bytes: usize) -> Resul
         .header(reqwest::header::ACCEPT, "application/json")
         .send()
         .await
-        .map_err(|e| e.without_url().to_string())?;
+        .map_err(|e| with_causes(&e.without_url()))?;
     let status = response.status();
     if !status.is_success() {
         return Err(format!("HTTP {status}"));
@@ -79,7 +79,7 @@ async fn read_body(http: &reqwest::Client, url: &str, max_bytes: usize) -> Resul
     while let Some(chunk) = response
         .chunk()
         .await
-        .map_err(|e| e.without_url().to_string())?
+        .map_err(|e| with_causes(&e.without_url()))?
     {
         if body.len() + chunk.len() > max_bytes {
             return Err(too_large());
@@ -87,4 +87,16 @@ async fn read_body(http: &reqwest::Client, url: &str, max_bytes: usize) -> Resul
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+/// An error's message with the messages of its causes, which carry the reason (a refused
+/// redirect, a DNS failure).
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
 }

@@ -34,6 +34,14 @@ pub enum AgentError {
     },
     #[error("agent {agent}: {reason}")]
     NoCompatibleInterface { agent: String, reason: String },
+    #[error(
+        "agent {agent}: the card's interface {interface} is not on the origin of {url}; set agents[].allow_other_origin = true if the agent rightly lives elsewhere"
+    )]
+    ForeignInterface {
+        agent: String,
+        interface: String,
+        url: String,
+    },
     #[error("agent {agent}: the card says version {found:?}, but agents[].version pins {pinned:?}")]
     VersionMismatch {
         agent: String,
@@ -57,6 +65,7 @@ impl AgentError {
             AgentError::CardInvalid { .. } => "a2a.card_invalid",
             AgentError::NoCompatibleInterface { .. } => "a2a.no_compatible_interface",
             AgentError::VersionMismatch { .. } => "a2a.card_version_mismatch",
+            AgentError::ForeignInterface { .. } => "a2a.foreign_interface",
             AgentError::Call { .. } => "a2a.call_failed",
         }
     }
@@ -85,6 +94,7 @@ impl AgentError {
             | AgentError::CardInvalid { agent, .. }
             | AgentError::NoCompatibleInterface { agent, .. }
             | AgentError::VersionMismatch { agent, .. }
+            | AgentError::ForeignInterface { agent, .. }
             | AgentError::Call { agent, .. } => agent,
         }
     }

@@ -15,5 +15,5 @@ pub mod snapshot;
 
 pub use card_fetch::CardLimits;
 pub use error::{AgentError, UnsupportedExtensionError};
-pub use registry::{AgentCheck, Registry};
+pub use registry::{AgentCheck, Registry, agent_http_client};
 pub use remote_agent::{RemoteAgent, WatchMode};

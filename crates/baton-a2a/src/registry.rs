@@ -101,7 +101,7 @@ impl Registry {
     /// has joined (`joined` runs after each, for the caller to rebuild what the roster feeds)
     /// or was refused (logged at ERROR; it stays out). Returns when none is left pending.
     pub async fn fetch_pending(&self, limits: CardLimits, joined: impl Fn(&str)) {
-        let http = http_client();
+        let http = agent_http_client();
         let mut pause = REFETCH_FIRST;
         loop {
             let specs: Vec<RemoteAgentSpec> = self.lock_pending().values().cloned().collect();
@@ -136,7 +136,7 @@ impl Registry {
         same_process: &[&Settings],
         limits: CardLimits,
     ) -> Vec<AgentCheck> {
-        let http = &http_client();
+        let http = &agent_http_client();
         let participant = settings.agent.id.as_str();
         let self_spec = RemoteAgentSpec {
             id: SELF_AGENT.to_string(),
@@ -146,6 +146,7 @@ impl Registry {
             follow_interval: Duration::from_secs(5),
             push_safety_fetch: baton_config::DEFAULT_PUSH_SAFETY_FETCH,
             create_timeout: baton_config::DEFAULT_CREATE_TIMEOUT,
+            allow_other_origin: false,
         };
         let registered = std::iter::once((&self_spec, Some(settings)))
             .chain(settings.agents.iter().map(|spec| {
@@ -247,9 +248,27 @@ fn same_url(a: &url::Url, b: &url::Url) -> bool {
     a.as_str().trim_end_matches('/') == b.as_str().trim_end_matches('/')
 }
 
-fn http_client() -> reqwest::Client {
+/// The client of every call to an agent, the card fetch included. It follows a redirect only
+/// to the same origin, at most five, so an agent cannot send Baton (and the participant id its
+/// calls assert) to another host.
+pub fn agent_http_client() -> reqwest::Client {
     reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::custom(same_origin_redirects))
         .build()
         .expect("the TLS backend is compiled in, so the client always builds")
+}
+
+fn same_origin_redirects(attempt: reqwest::redirect::Attempt<'_>) -> reqwest::redirect::Action {
+    let first = attempt.previous().first().map(url::Url::origin);
+    if attempt.previous().len() > 5 {
+        attempt.error("more than 5 redirects")
+    } else if first.is_some_and(|origin| origin != attempt.url().origin()) {
+        let to = attempt.url().to_string();
+        attempt.error(format!(
+            "a redirect to another origin ({to}) is not followed"
+        ))
+    } else {
+        attempt.follow()
+    }
 }

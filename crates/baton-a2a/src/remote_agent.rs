@@ -75,6 +75,9 @@ impl RemoteAgent {
     ) -> Result<RemoteAgent, AgentError> {
         let raw = fetch_card(http, &spec.id, &spec.url, limits).await?;
         let card = validate_card(&spec.id, &card_url(&spec.url), &raw)?;
+        if !spec.allow_other_origin {
+            check_same_origin(spec, &card.interface)?;
+        }
         Self::build(spec, card, CardSource::Fetched, participant, http).await
     }
 
@@ -346,6 +349,20 @@ impl RemoteAgent {
             source,
         }
     }
+}
+
+/// Refuses an interface on another origin than the agent's configured URL: the card is the
+/// agent's word, the URL the operator's.
+fn check_same_origin(spec: &RemoteAgentSpec, interface: &AgentInterface) -> Result<(), AgentError> {
+    let at = Url::parse(&interface.url).map(|u| u.origin());
+    if at.as_ref().is_ok_and(|origin| *origin == spec.url.origin()) {
+        return Ok(());
+    }
+    Err(AgentError::ForeignInterface {
+        agent: spec.id.clone(),
+        interface: interface.url.clone(),
+        url: spec.url.to_string(),
+    })
 }
 
 /// Adds Baton's headers to every call; the client adds `A2A-Version` itself.

@@ -140,7 +140,7 @@ pub async fn activities(
         Arc::new(provider),
         model,
         prefix,
-        settings.server.base_url.clone(),
+        &settings.server,
         settings.temporal.task_queue.clone(),
     ))
 }

@@ -65,10 +65,7 @@ pub fn routes(settings: &Settings, client: Client) -> axum::Router {
             blocking_timeout: settings.server.blocking_timeout,
             allow_private_push_urls: settings.server.allow_private_push_urls,
             search_attributes: settings.temporal.search_attributes,
-            own_push_prefix: format!(
-                "{}/a2a/push/",
-                public_url(settings).as_str().trim_end_matches('/')
-            ),
+            public_url: public_url(settings),
         },
     );
     let limits = Limits {

@@ -115,7 +115,7 @@ async fn a_refused_card_fails_the_check_naming_the_agent_and_why() {
     })
     .await;
     let output = run_check(&format!(
-        r#"agents = [{{ id = "vault", url = "{}" }}, {{ id = "chatty", url = "{}" }}]"#,
+        r#"agents = [{{ id = "vault", url = "{}" }}, {{ id = "chatty", url = "{}", allow_other_origin = true }}]"#,
         hostile.url(),
         chatty.url()
     ))

@@ -855,3 +855,65 @@ async fn an_unreadable_part_is_content_type_not_supported_and_an_unknown_task_is
     let answer = rpc(to_nowhere, None).await;
     assert_eq!(answer["error"]["code"], -32001, "{answer}");
 }
+
+#[tokio::test]
+async fn a_webhook_that_redirects_is_never_followed() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(replies(5)).await;
+    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    config.allow_private_push_urls = true;
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+
+    // The webhook answers 307 to another address, which records anything that reaches it.
+    let target = Webhook::start().await;
+    let location = target.url.clone();
+    let redirecting = baton_tests::CardServer::start(move |_| {
+        axum::response::Response::builder()
+            .status(307)
+            .header("location", location.clone())
+            .body(axum::body::Body::empty())
+            .unwrap()
+    })
+    .await;
+    let hook = format!("{}/hook", redirecting.url());
+    let sent = reqwest::Client::new()
+        .post(format!("{}/", url.trim_end_matches('/')))
+        .header("A2A-Version", "1.0")
+        .header("X-Participant-Id", "alice")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+                "message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "Hello"}]},
+                "configuration": {"returnImmediately": true,
+                    "taskPushNotificationConfig": {"url": hook, "token": "tok-1"}}
+            }}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    let task_id = sent["result"]["task"]["id"].as_str().unwrap().to_string();
+
+    // Every attempt of a push got the redirect and gave up: had it been followed, the target
+    // would have had the push before the attempt failed.
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    loop {
+        let failed = temporal
+            .history(&task_id)
+            .await
+            .iter()
+            .any(|event| format!("{:?}", event.event_type()) == "ActivityTaskFailed");
+        if failed {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no push failed");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(!redirecting.requests().is_empty());
+    assert!(
+        target.seen.lock().unwrap().is_empty(),
+        "a redirect was followed"
+    );
+}

@@ -20,6 +20,8 @@ pub struct RemoteAgentSpec {
     pub push_safety_fetch: Duration,
     /// How long creating a sub-task on the agent may go without an answer before it fails.
     pub create_timeout: Duration,
+    /// Whether the card may name an interface on another origin than `url`.
+    pub allow_other_origin: bool,
 }
 
 /// How the stand-in workflow watches a sub-task on a remote agent.
@@ -58,7 +60,7 @@ impl fmt::Display for Updates {
     }
 }
 
-const KEYS: [&str; 7] = [
+const KEYS: [&str; 8] = [
     "id",
     "url",
     "version",
@@ -66,6 +68,7 @@ const KEYS: [&str; 7] = [
     "follow_interval",
     "push_safety_fetch",
     "create_timeout",
+    "allow_other_origin",
 ];
 const DEFAULT_FOLLOW_INTERVAL: Duration = Duration::from_secs(5);
 /// The safety fetch of a push watch: a lost push costs at most this. Each push-watched
@@ -120,6 +123,7 @@ fn read_one(
     let create_timeout = section
         .field("create_timeout")
         .duration_up_to(Some((MAX_CREATE_TIMEOUT, "1 hour")), errors);
+    let allow_other_origin = section.field("allow_other_origin").boolean(errors);
     Some(RemoteAgentSpec {
         id: id?.to_owned(),
         url: url?,
@@ -128,6 +132,7 @@ fn read_one(
         follow_interval: follow_interval.unwrap_or(DEFAULT_FOLLOW_INTERVAL),
         push_safety_fetch: push_safety_fetch.unwrap_or(DEFAULT_PUSH_SAFETY_FETCH),
         create_timeout: create_timeout.unwrap_or(DEFAULT_CREATE_TIMEOUT),
+        allow_other_origin: allow_other_origin.unwrap_or(false),
     })
 }
 
@@ -184,6 +189,7 @@ mod tests {
         assert_eq!(agent.follow_interval, Duration::from_secs(5));
         assert_eq!(agent.push_safety_fetch, Duration::from_secs(30));
         assert_eq!(agent.create_timeout, Duration::from_secs(300));
+        assert!(!agent.allow_other_origin);
     }
 
     #[test]
@@ -206,7 +212,7 @@ mod tests {
     fn every_field_is_read() {
         let agent = &parse(&one_agent(
             "version = \"2.1.0\"\nupdates = \"follow\"\nfollow_interval = \"1m30s\"\n\
-             push_safety_fetch = \"2m\"\ncreate_timeout = \"45s\"",
+             push_safety_fetch = \"2m\"\ncreate_timeout = \"45s\"\nallow_other_origin = true",
         ))
         .unwrap()
         .agents[0];
@@ -215,6 +221,7 @@ mod tests {
         assert_eq!(agent.follow_interval, Duration::from_secs(90));
         assert_eq!(agent.push_safety_fetch, Duration::from_secs(120));
         assert_eq!(agent.create_timeout, Duration::from_secs(45));
+        assert!(agent.allow_other_origin);
     }
 
     #[test]
@@ -430,7 +437,7 @@ mod tests {
             &one_agent("push = true"),
             "agents[0].push",
             "unknown setting (allowed: id, url, version, updates, follow_interval, push_safety_fetch, \
-             create_timeout)",
+             create_timeout, allow_other_origin)",
         );
     }
 

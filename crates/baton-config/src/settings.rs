@@ -265,6 +265,7 @@ bind = "0.0.0.0:9464"
                         follow_interval: Duration::from_secs(10),
                         push_safety_fetch: crate::agents::DEFAULT_PUSH_SAFETY_FETCH,
                         create_timeout: crate::agents::DEFAULT_CREATE_TIMEOUT,
+                        allow_other_origin: false,
                     },
                     RemoteAgentSpec {
                         id: "notes".into(),
@@ -274,6 +275,7 @@ bind = "0.0.0.0:9464"
                         follow_interval: Duration::from_secs(5),
                         push_safety_fetch: crate::agents::DEFAULT_PUSH_SAFETY_FETCH,
                         create_timeout: crate::agents::DEFAULT_CREATE_TIMEOUT,
+                        allow_other_origin: false,
                     },
                 ],
                 server: ServerSettings {

@@ -11,6 +11,7 @@ pub mod completion;
 pub mod context;
 pub mod derived_id;
 pub mod extensions;
+pub mod network;
 pub mod push_token;
 pub mod roster;
 pub mod spawn_subtask;

@@ -55,9 +55,9 @@ pub struct GatewayConfig {
     pub allow_private_push_urls: bool,
     /// Whether tasks carry Baton's search attributes (`temporal.search_attributes`).
     pub search_attributes: bool,
-    /// This agent's own push receiver (`<base_url>/a2a/push/`): its own stand-ins register it,
-    /// and it is trusted whatever address it has.
-    pub own_push_prefix: String,
+    /// This agent's public URL: its own push receiver (`<base_url>/a2a/push/<stand-in id>`),
+    /// which its own stand-ins register, is trusted whatever address it has.
+    pub public_url: url::Url,
 }
 
 /// The `RequestHandler` of Baton's gateway.
@@ -284,8 +284,11 @@ impl TemporalHandler {
                 req.task_id
             )));
         }
-        let own = req.url.starts_with(&self.config.own_push_prefix);
-        check_url(&req.url, own || self.config.allow_private_push_urls)?;
+        check_url(
+            &req.url,
+            &self.config.public_url,
+            self.config.allow_private_push_urls,
+        )?;
         let id = req
             .id
             .clone()

@@ -3,14 +3,16 @@
 //! must be http or https, and may not point at a loopback, private or link-local address unless
 //! `server.allow_private_push_urls` says so: a caller must not make Baton call into its network.
 
-use std::net::IpAddr;
-
 use a2a::{A2AError, AuthenticationInfo, TaskPushNotificationConfig};
+use baton_core::network::{is_internal_host, is_own_push_receiver};
 use baton_proto::{PushAuthentication, PushConfig};
-use url::{Host, Url};
+use url::Url;
 
-/// Checks a webhook URL a caller wants Baton to push to.
-pub fn check_url(url: &str, allow_private: bool) -> Result<(), A2AError> {
+/// Checks a webhook URL a caller wants Baton to push to: http or https, and not into this
+/// network (every spelling of loopback, private, link-local and the like) unless
+/// `allow_private` says so or it is this agent's own push receiver under `public_url`. The
+/// delivery checks again the addresses the name resolves to when it pushes.
+pub fn check_url(url: &str, public_url: &Url, allow_private: bool) -> Result<(), A2AError> {
     let parsed = Url::parse(url)
         .map_err(|e| A2AError::invalid_params(format!("the push URL {url:?} is not a URL: {e}")))?;
     if !matches!(parsed.scheme(), "http" | "https") {
@@ -19,46 +21,15 @@ pub fn check_url(url: &str, allow_private: bool) -> Result<(), A2AError> {
             parsed.scheme()
         )));
     }
-    if allow_private {
+    if allow_private || is_own_push_receiver(&parsed, public_url) {
         return Ok(());
     }
-    let private = match parsed.host() {
-        None => true,
-        Some(Host::Domain(domain)) => {
-            let domain = domain.to_ascii_lowercase();
-            domain == "localhost" || domain.ends_with(".localhost")
-        }
-        Some(Host::Ipv4(ip)) => is_private(IpAddr::V4(ip)),
-        Some(Host::Ipv6(ip)) => is_private(IpAddr::V6(ip)),
-    };
-    if private {
+    if parsed.host().is_none_or(|host| is_internal_host(&host)) {
         return Err(A2AError::invalid_params(format!(
             "the push URL {url:?} points at a loopback or private address; set server.allow_private_push_urls = true to allow it"
         )));
     }
     Ok(())
-}
-
-fn is_private(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.octets()[0] == 100 && (64..128).contains(&v4.octets()[1])
-        }
-        IpAddr::V6(v6) => {
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || (v6.segments()[0] & 0xfe00) == 0xfc00
-                || (v6.segments()[0] & 0xffc0) == 0xfe80
-                || v6
-                    .to_ipv4_mapped()
-                    .is_some_and(|v4| is_private(IpAddr::V4(v4)))
-        }
-    }
 }
 
 pub fn from_a2a(config: &TaskPushNotificationConfig, id: String) -> PushConfig {
@@ -91,10 +62,28 @@ pub fn to_a2a(task_id: &str, config: &PushConfig) -> TaskPushNotificationConfig 
 mod tests {
     use super::*;
 
+    fn check(url: &str, allow_private: bool) -> Result<(), A2AError> {
+        let own = Url::parse("http://127.0.0.1:8080/desk").unwrap();
+        check_url(url, &own, allow_private)
+    }
+
     #[test]
     fn public_http_and_https_urls_are_accepted() {
-        assert!(check_url("https://hooks.example.com/a2a", false).is_ok());
-        assert!(check_url("http://203.0.113.7:8080/hook", false).is_ok());
+        assert!(check("https://hooks.example.com/a2a", false).is_ok());
+        assert!(check("http://203.0.113.7:8080/hook", false).is_ok());
+    }
+
+    #[test]
+    fn the_own_receiver_is_accepted_on_its_private_address_and_only_it() {
+        assert!(check("http://127.0.0.1:8080/desk/a2a/push/t-1.1", false).is_ok());
+        for url in [
+            "http://127.0.0.1:8080/desk/a2a/push/x/../../../",
+            "http://127.0.0.1:8080/desk/a2a/push/t-1.1/more",
+            "http://127.0.0.1:8080/other/a2a/push/t-1.1",
+            "http://127.0.0.1:9090/desk/a2a/push/t-1.1",
+        ] {
+            assert!(check(url, false).is_err(), "{url}");
+        }
     }
 
     #[test]
@@ -105,7 +94,7 @@ mod tests {
             "gopher://x",
             "not a url",
         ] {
-            assert!(check_url(url, true).is_err(), "{url}");
+            assert!(check(url, true).is_err(), "{url}");
         }
     }
 
@@ -125,13 +114,17 @@ mod tests {
             "http://[fd00::1]/hook",
             "http://[fe80::1]/hook",
             "http://[::ffff:127.0.0.1]/hook",
+            "http://localhost./hook",
+            "http://localhost.localdomain/hook",
+            "http://[64:ff9b::7f00:1]/hook",
+            "http://[::127.0.0.1]/hook",
         ] {
-            let refused = check_url(url, false).unwrap_err();
+            let refused = check(url, false).unwrap_err();
             assert!(
                 refused.message.contains("allow_private_push_urls"),
                 "{url}: {refused:?}"
             );
-            assert!(check_url(url, true).is_ok(), "{url}");
+            assert!(check(url, true).is_ok(), "{url}");
         }
     }
 }

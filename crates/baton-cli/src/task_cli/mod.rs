@@ -106,6 +106,7 @@ impl Target {
             follow_interval: Duration::from_secs(5),
             push_safety_fetch: baton_config::DEFAULT_PUSH_SAFETY_FETCH,
             create_timeout: baton_config::DEFAULT_CREATE_TIMEOUT,
+            allow_other_origin: false,
         };
         let http = reqwest::Client::new();
         Ok(RemoteAgent::connect(&spec, &self.participant, &http, CardLimits::default()).await?)
