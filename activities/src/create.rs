@@ -13,6 +13,7 @@ use std::time::Duration;
 use a2a::{Message, Part, PartContent, Role, StreamResponse, Task};
 use baton_a2a::snapshot::{after_event, message_text, of_status_update, of_task};
 use baton_a2a::{AgentError, RemoteAgent};
+use baton_core::display::one_line;
 use baton_core::extensions::ENVELOPE_MEDIA_TYPE;
 use baton_proto::{
     CancelContextIn, RemoteSnapshot, StartAgentTaskIn, StartAgentTaskOut, TaskState,
@@ -52,7 +53,8 @@ pub async fn start_agent_task(
         stand_in = %input.stand_in_id,
         agent = %input.agent,
         attempt,
-        "creating the sub-task failed, to be retried: {failure}"
+        "creating the sub-task failed, to be retried: {}",
+        one_line(&failure)
     );
     Err(ActivityError::from(anyhow::anyhow!(failure)))
 }
@@ -96,7 +98,8 @@ async fn earlier_attempt(
                 stand_in = %input.stand_in_id,
                 agent = %input.agent,
                 "the agent cannot list the tasks of a context, so the brief is sent again with \
-                 the same messageId: {error}"
+                 the same messageId: {}",
+                one_line(&error.to_string())
             );
             Ok(None)
         }

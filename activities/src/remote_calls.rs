@@ -3,6 +3,7 @@
 
 use baton_a2a::snapshot::of_task;
 use baton_a2a::{AgentError, RemoteAgent};
+use baton_core::display::one_line;
 use baton_proto::failure_types::TASK_NOT_FOUND;
 use baton_proto::{DeletePushIn, RemoteSnapshot, RemoteTaskIn};
 use temporalio_sdk::activities::ActivityError;
@@ -36,7 +37,7 @@ pub async fn delete_push(agent: &RemoteAgent, input: &DeletePushIn) -> Result<()
         .delete_push_config(&input.task.remote_task_id, &input.config_id)
         .await
         .map_err(|error| {
-            tracing::warn!(stand_in = %input.task.stand_in_id, "deleting the push config failed: {error}");
+            tracing::warn!(stand_in = %input.task.stand_in_id, "deleting the push config failed: {}", one_line(&error.to_string()));
             classify(error)
         })
 }

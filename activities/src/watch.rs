@@ -4,6 +4,7 @@
 
 use baton_a2a::push::{new_token, push_url};
 use baton_a2a::{RemoteAgent, WatchMode};
+use baton_core::display::one_line;
 use baton_core::push_token::token_digest;
 use baton_proto::{RemoteTaskIn, RemoteWatch, WatchKind};
 use url::Url;
@@ -34,7 +35,8 @@ pub async fn register(
                     tracing::warn!(
                         stand_in = %input.stand_in_id,
                         agent = %input.agent,
-                        "push registration failed, following instead: {error}"
+                        "push registration failed, following instead: {}",
+                        one_line(&error.to_string())
                     );
                     follow()
                 }

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use baton_config::{RemoteAgentSpec, Settings, Updates};
 use baton_core::agent_card::{agent_card, public_url};
+use baton_core::display::one_line;
 use baton_core::roster::{Roster, build_roster};
 use baton_core::spawn_subtask::SELF_AGENT;
 use futures::future::join_all;
@@ -62,7 +63,8 @@ impl Registry {
             if let Err(error) = check.result {
                 tracing::warn!(
                     agent = %check.id,
-                    "{error}: left out of the roster for now, and fetched again in the background"
+                    "{}: left out of the roster for now, and fetched again in the background",
+                    one_line(&error.to_string())
                 );
             }
             let spec = settings
@@ -118,11 +120,11 @@ impl Registry {
                         joined(&spec.id);
                     }
                     Err(error) if error.is_transient() => {
-                        tracing::warn!(agent = %spec.id, "still unreachable, fetching again within {REFETCH_MOST:?}: {error}");
+                        tracing::warn!(agent = %spec.id, "still unreachable, fetching again within {REFETCH_MOST:?}: {}", one_line(&error.to_string()));
                     }
                     Err(error) => {
                         self.lock_pending().remove(&spec.id);
-                        tracing::error!(agent = %spec.id, code = error.code(), "{error}: it stays out of the roster");
+                        tracing::error!(agent = %spec.id, code = error.code(), "{}: it stays out of the roster", one_line(&error.to_string()));
                     }
                 }
             }
@@ -169,7 +171,7 @@ impl Registry {
                 if let Err(error) = &result
                     && !error.is_transient()
                 {
-                    tracing::error!(agent = %spec.id, code = error.code(), "{error}");
+                    tracing::error!(agent = %spec.id, code = error.code(), "{}", one_line(&error.to_string()));
                 }
                 AgentCheck {
                     id: spec.id.clone(),

@@ -179,7 +179,7 @@ pub async fn serve_gateway(
     }
     let routes = crate::gateway::routes(settings, client.clone());
     Ok(Some(
-        crate::http_server::start(settings.server.bind, routes).await?,
+        crate::http_server::start(&settings.server, routes).await?,
     ))
 }
 

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use baton_a2a::{AgentCheck, CardLimits, Registry};
 use baton_config::Settings;
+use baton_core::display::one_line_capped;
 
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
@@ -24,10 +25,21 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     }
     eprintln!("\nerror: {} agent(s) refused:", refused.len());
     for error in refused {
-        eprintln!("  {} [{}]: {error}", error.agent(), error.code());
+        eprintln!(
+            "  {} [{}]: {}",
+            error.agent(),
+            error.code(),
+            one_line_capped(&error.to_string(), ERROR_LINE)
+        );
     }
     Ok(ExitCode::FAILURE)
 }
+
+/// The widest a card's text is shown: a card is a stranger's, so its name and interface are
+/// shown on one line, escaped, and cut.
+const NAME_CELL: usize = 60;
+const INTERFACE_CELL: usize = 100;
+const ERROR_LINE: usize = 500;
 
 /// One row per agent: id, name, skill count, chosen interface, the watch `auto` picks, and
 /// where the card came from; a refused agent shows its error code.
@@ -46,11 +58,14 @@ fn render_table(checks: &[AgentCheck], push_receiver: bool) -> String {
                 let iface = agent.interface();
                 [
                     check.id.clone(),
-                    agent.card().name.clone(),
+                    one_line_capped(&agent.card().name, NAME_CELL),
                     agent.card().skills.len().to_string(),
-                    format!(
-                        "{} {} {}",
-                        iface.protocol_binding, iface.protocol_version, iface.url
+                    one_line_capped(
+                        &format!(
+                            "{} {} {}",
+                            iface.protocol_binding, iface.protocol_version, iface.url
+                        ),
+                        INTERFACE_CELL,
                     ),
                     agent.watch_mode(push_receiver).to_string(),
                     format!("{:?}", agent.source()).to_lowercase(),

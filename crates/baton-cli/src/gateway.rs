@@ -26,9 +26,7 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let metrics = metrics::serve(settings.metrics.bind)?;
     let app = routes(&settings, client);
     let signals = ShutdownSignals::install().context("installing the signal handlers")?;
-    let listener = tokio::net::TcpListener::bind(settings.server.bind)
-        .await
-        .with_context(|| format!("server.bind: cannot listen on {}", settings.server.bind))?;
+    let listener = crate::http_server::guarded_listener(&settings.server).await?;
     let base = public_url(&settings);
     println!(
         "gateway ready: {base} (listening on {})",

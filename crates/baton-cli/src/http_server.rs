@@ -2,8 +2,12 @@ use std::net::SocketAddr;
 
 use anyhow::Context;
 use axum::Router;
+use axum::serve::{ListenerExt, TapIo};
+use baton_config::ServerSettings;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+
+use crate::listener::{GuardedListener, GuardedStream};
 
 /// Baton's HTTP server, running in the background until `stop`.
 pub struct HttpServer {
@@ -11,11 +15,10 @@ pub struct HttpServer {
     task: JoinHandle<()>,
 }
 
-/// Serves `routes` on `bind`.
-pub async fn start(bind: SocketAddr, routes: Router) -> anyhow::Result<HttpServer> {
-    let listener = tokio::net::TcpListener::bind(bind)
-        .await
-        .with_context(|| format!("server.bind: cannot listen on {bind}"))?;
+/// Serves `routes` on `server.bind`, within `server`'s connection limits.
+pub async fn start(server: &ServerSettings, routes: Router) -> anyhow::Result<HttpServer> {
+    let bind = server.bind;
+    let listener = guarded_listener(server).await?;
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         let served = axum::serve(
@@ -32,6 +35,22 @@ pub async fn start(bind: SocketAddr, routes: Router) -> anyhow::Result<HttpServe
     });
     tracing::info!("listening on http://{bind}");
     Ok(HttpServer { stop, task })
+}
+
+/// The listener Baton serves on: guarded, and tapped (with nothing) so that axum hands the
+/// peer's address to the routes, as it does for a plain TCP listener.
+pub type ServedListener = TapIo<GuardedListener, fn(&mut GuardedStream)>;
+
+/// A listener on `server.bind` with its cap on connections and its deadline for headers.
+pub async fn guarded_listener(server: &ServerSettings) -> anyhow::Result<ServedListener> {
+    let listener = tokio::net::TcpListener::bind(server.bind)
+        .await
+        .with_context(|| format!("server.bind: cannot listen on {}", server.bind))?;
+    let untouched: fn(&mut GuardedStream) = |_| {};
+    Ok(
+        GuardedListener::new(listener, server.max_connections, server.header_timeout)
+            .tap_io(untouched),
+    )
 }
 
 impl HttpServer {

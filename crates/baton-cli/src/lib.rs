@@ -5,6 +5,7 @@ pub mod agents_check;
 pub mod bench;
 pub mod gateway;
 pub mod http_server;
+pub mod listener;
 pub mod logging;
 pub mod metrics;
 pub mod open_files;

@@ -917,3 +917,113 @@ async fn a_webhook_that_redirects_is_never_followed() {
         "a redirect was followed"
     );
 }
+
+#[tokio::test]
+async fn clients_that_never_finish_their_headers_are_cut_off_and_the_gateway_keeps_serving() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(replies(1)).await;
+    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    config.server_extra.extend([
+        "max_connections = 8".into(),
+        "header_timeout = \"1s\"".into(),
+    ]);
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+
+    // Every place under the cap is taken by a client that sends half its headers and waits.
+    let mut slow = Vec::new();
+    for _ in 0..8 {
+        let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        stream
+            .write_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .unwrap();
+        slow.push(stream);
+    }
+    // A real client still gets its card: the slow ones are closed and their places freed.
+    let card = reqwest::Client::new()
+        .get(format!("{url}/.well-known/agent-card.json"))
+        .timeout(Duration::from_secs(60))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(card.status(), 200);
+    for mut stream in slow {
+        let mut buf = [0u8; 64];
+        let read = tokio::time::timeout(Duration::from_secs(30), stream.read(&mut buf))
+            .await
+            .expect("the server closes a connection that never finished its headers");
+        assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_identity_or_an_id_that_cannot_be_read_is_refused_before_temporal_is_asked() {
+    let agent = agent().await;
+    let endpoint = format!("{}/", agent.url.trim_end_matches('/'));
+    let call = |headers: Vec<(&'static str, Vec<u8>)>, method: &'static str, params: Value| {
+        let endpoint = endpoint.clone();
+        async move {
+            let mut request = reqwest::Client::new()
+                .post(&endpoint)
+                .header("A2A-Version", "1.0")
+                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}));
+            for (name, value) in headers {
+                request = request.header(
+                    name,
+                    reqwest::header::HeaderValue::from_bytes(&value).unwrap(),
+                );
+            }
+            request.send().await.unwrap().json::<Value>().await.unwrap()
+        }
+    };
+    let hello =
+        json!({"message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}});
+    // Two identities in two headers: refused, neither taken.
+    let twice = call(
+        vec![
+            ("X-Participant-Id", b"alice".to_vec()),
+            ("X-Participant-Id", b"bob".to_vec()),
+        ],
+        "SendMessage",
+        hello.clone(),
+    )
+    .await;
+    assert_eq!(twice["error"]["code"], -32600, "{twice}");
+    assert!(
+        twice["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("more than once")
+    );
+    // A header that is not printable ASCII: refused, not dropped for the metadata's claim.
+    let mut claiming = hello.clone();
+    claiming["message"]["metadata"] = json!({"participant_id": "alice"});
+    let unreadable = call(
+        vec![("X-Participant-Id", "Zoë".as_bytes().to_vec())],
+        "SendMessage",
+        claiming,
+    )
+    .await;
+    assert_eq!(unreadable["error"]["code"], -32600, "{unreadable}");
+    // An id in the metadata that no participant can have.
+    let mut long = hello.clone();
+    long["message"]["metadata"] = json!({"participant_id": "x".repeat(10_000)});
+    let answer = call(vec![], "SendMessage", long).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    // A missing task id is invalid params, not an internal error from Temporal.
+    let answer = call(
+        vec![("X-Participant-Id", b"alice".to_vec())],
+        "GetTask",
+        json!({"id": ""}),
+    )
+    .await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert_eq!(agent.model.requests().len(), 0, "nothing was created");
+}

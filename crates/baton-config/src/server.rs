@@ -29,9 +29,13 @@ pub struct ServerSettings {
     /// The longest a blocking SendMessage waits for its task to settle before it answers with
     /// the task as it stands; default 60 s.
     pub blocking_timeout: Duration,
+    /// Connections open at once; more wait until one closes. Default 1024.
+    pub max_connections: usize,
+    /// How long a new connection may take to send its first request's headers; default 10 s.
+    pub header_timeout: Duration,
 }
 
-const KEYS: [&str; 8] = [
+const KEYS: [&str; 10] = [
     "bind",
     "base_url",
     "delegators",
@@ -40,7 +44,11 @@ const KEYS: [&str; 8] = [
     "allow_private_push_urls",
     "temporal_timeout",
     "blocking_timeout",
+    "max_connections",
+    "header_timeout",
 ];
+const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_TEMPORAL_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_BLOCKING_TIMEOUT: Duration = Duration::from_secs(60);
 const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
@@ -74,7 +82,22 @@ pub(crate) fn read(field: Field<'_>, errors: &mut Errors) -> ServerSettings {
             .field("blocking_timeout")
             .duration_up_to(Some((Duration::from_secs(3600), "1 hour")), errors)
             .unwrap_or(DEFAULT_BLOCKING_TIMEOUT),
+        max_connections: read_max_connections(&section.field("max_connections"), errors)
+            .unwrap_or(DEFAULT_MAX_CONNECTIONS),
+        header_timeout: section
+            .field("header_timeout")
+            .duration_up_to(Some((Duration::from_secs(300), "5 minutes")), errors)
+            .unwrap_or(DEFAULT_HEADER_TIMEOUT),
     }
+}
+
+fn read_max_connections(field: &Field<'_>, errors: &mut Errors) -> Option<usize> {
+    let value = field.integer("an integer number of connections like 1024", errors)?;
+    if !(1..=65_536).contains(&value) {
+        field.fail(errors, format!("must be between 1 and 65536 (got {value})"));
+        return None;
+    }
+    Some(value as usize)
 }
 
 fn read_max_request_bytes(field: &Field<'_>, errors: &mut Errors) -> Option<usize> {
@@ -150,6 +173,29 @@ mod tests {
         assert!(!server.allow_private_push_urls);
         assert_eq!(server.temporal_timeout, Duration::from_secs(10));
         assert_eq!(server.blocking_timeout, Duration::from_secs(60));
+        assert_eq!(server.max_connections, 1024);
+        assert_eq!(server.header_timeout, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn the_connection_limits_are_read_and_bounded() {
+        let server = parse("[server]\nmax_connections = 64\nheader_timeout = \"3s\"")
+            .unwrap()
+            .server;
+        assert_eq!(
+            (server.max_connections, server.header_timeout),
+            (64, Duration::from_secs(3))
+        );
+        assert_only_error(
+            "[server]\nmax_connections = 0",
+            "server.max_connections",
+            "must be between 1 and 65536 (got 0)",
+        );
+        assert_only_error(
+            "[server]\nheader_timeout = \"1h\"",
+            "server.header_timeout",
+            "must be at most 5 minutes (got \"1h\")",
+        );
     }
 
     #[test]
@@ -269,7 +315,7 @@ mod tests {
         assert_only_error(
             "[server]\nport = 8080",
             "server.port",
-            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout)",
+            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout, max_connections, header_timeout)",
         );
     }
 }

@@ -142,6 +142,8 @@ mod tests {
                     allow_private_push_urls: false,
                     temporal_timeout: Duration::from_secs(10),
                     blocking_timeout: Duration::from_secs(60),
+                    max_connections: 1024,
+                    header_timeout: Duration::from_secs(10),
                 },
                 card: CardSettings::default(),
                 temporal: TemporalSettings {
@@ -287,6 +289,8 @@ bind = "0.0.0.0:9464"
                     allow_private_push_urls: false,
                     temporal_timeout: Duration::from_secs(10),
                     blocking_timeout: Duration::from_secs(60),
+                    max_connections: 1024,
+                    header_timeout: Duration::from_secs(10),
                 },
                 card: CardSettings {
                     name: Some("Front desk".into()),
@@ -351,7 +355,7 @@ bind = "0.0.0.0:9464"
         assert_only_error(
             "[server]\n\"bind address\" = \"x\"",
             "server.\"bind address\"",
-            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout)",
+            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout, max_connections, header_timeout)",
         );
     }
 

@@ -10,6 +10,7 @@ pub mod brief;
 pub mod completion;
 pub mod context;
 pub mod derived_id;
+pub mod display;
 pub mod extensions;
 pub mod network;
 pub mod push_token;

@@ -32,7 +32,7 @@ use temporalio_common::search_attributes::SearchAttributes;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::a2a_task::{events_of, task_of};
-use crate::identity::{follow_up_sender, required_caller, sender};
+use crate::identity::{check_task_id, follow_up_sender, required_caller, sender};
 use crate::intake::{Trust, follow_up, inbox_message, new_task};
 use crate::listing::list_tasks;
 use crate::push_configs::{self, check_url};
@@ -143,6 +143,7 @@ impl TemporalHandler {
             .as_ref()
             .and_then(|c| c.task_push_notification_config.as_ref());
         if let Some(task_id) = message.task_id.clone().filter(|id| !id.is_empty()) {
+            check_task_id(&task_id)?;
             let sender = follow_up_sender(params, message, &task_id)?;
             let mut inbox = follow_up(&sender, message)?;
             inbox.push_config = webhook.map(|w| self.push_config(&task_id, w)).transpose()?;
@@ -326,6 +327,7 @@ impl TemporalHandler {
         params: &ServiceParams,
         task_id: &str,
     ) -> Result<TaskView, A2AError> {
+        check_task_id(task_id)?;
         let caller = required_caller(params, task_id)?;
         let view = self.view(task_id).await?;
         if view.participants.iter().any(|p| p.id == caller) {

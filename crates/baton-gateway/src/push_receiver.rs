@@ -15,6 +15,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use baton_core::a2a_state::from_a2a;
+use baton_core::display::one_line;
 use baton_core::push_token::token_digest;
 use baton_metrics::PushOutcome;
 use baton_proto::PushIn;
@@ -140,17 +141,17 @@ async fn deliver(
         WorkflowExecuteUpdateOptions::default(),
     );
     let Ok(outcome) = tokio::time::timeout(receiver.temporal_timeout, update).await else {
-        tracing::warn!(stand_in = %stand_in_id, "push not taken within {:?}: no worker answered", receiver.temporal_timeout);
+        tracing::warn!(stand_in = %one_line(stand_in_id), "push not taken within {:?}: no worker answered", receiver.temporal_timeout);
         return Err(UNAVAILABLE);
     };
     match outcome {
         Ok(()) => Ok(()),
         Err(WorkflowUpdateError::NotFound(_) | WorkflowUpdateError::Failed(_)) => {
-            tracing::info!(stand_in = %stand_in_id, "push refused");
+            tracing::info!(stand_in = %one_line(stand_in_id), "push refused");
             Err(NOT_ACCEPTED)
         }
         Err(error) => {
-            tracing::warn!(stand_in = %stand_in_id, "push could not be delivered: {error}");
+            tracing::warn!(stand_in = %one_line(stand_in_id), "push could not be delivered: {error}");
             Err(UNAVAILABLE)
         }
     }

@@ -19,6 +19,7 @@ use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::card::card_routes;
 use crate::handler::TemporalHandler;
+use crate::identity::readable_identity;
 use crate::push_receiver::push_routes;
 use crate::refusals::as_a2a_errors;
 use crate::version::{empty_delete_is_json, require_a2a_1};
@@ -57,7 +58,8 @@ pub fn gateway_routes(handler: TemporalHandler, base_path: &str, limits: Limits)
             .merge(card)
     };
     let limiter = RateLimiter::new(limits.rate_limit_per_minute);
-    app.layer(from_fn_with_state(limiter, rate_limit))
+    app.layer(axum::middleware::from_fn(readable_identity))
+        .layer(from_fn_with_state(limiter, rate_limit))
         .layer(RequestBodyLimitLayer::new(limits.max_request_bytes))
         .layer(from_fn_with_state(base.to_string(), as_a2a_errors))
         .layer(cors())
