@@ -73,6 +73,7 @@ impl BatonActivities {
         model_settings: &baton_config::ModelSettings,
         prefix: StaticPrefix,
         server: &baton_config::ServerSettings,
+        deployment: Arc<baton_core::deployment_key::DeploymentKey>,
         task_queue: String,
     ) -> Self {
         let push_base = server.base_url.clone();
@@ -87,6 +88,7 @@ impl BatonActivities {
             webhooks: push_delivery::Webhooks::new(
                 server.allow_private_push_urls,
                 push_base.clone(),
+                deployment,
             ),
             task_queue,
         }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use baton_core::a2a_state::to_a2a;
+use baton_core::deployment_key::DeploymentKey;
 use baton_core::network::{is_internal_host, is_internal_ip, is_own_push_receiver};
 use baton_proto::PushDelivery;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
@@ -33,10 +34,12 @@ pub struct Webhooks {
     allow_private: bool,
     /// `server.base_url`, whose push receiver is trusted on whatever address it has.
     public_url: Option<Url>,
+    /// Opens the token and credentials the gateway sealed before they reached history.
+    key: Arc<DeploymentKey>,
 }
 
 impl Webhooks {
-    pub fn new(allow_private: bool, public_url: Option<Url>) -> Webhooks {
+    pub fn new(allow_private: bool, public_url: Option<Url>, key: Arc<DeploymentKey>) -> Webhooks {
         let builder = || {
             reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
@@ -52,6 +55,7 @@ impl Webhooks {
                 .expect("the TLS backend is compiled in, so the client always builds"),
             allow_private,
             public_url,
+            key,
         }
     }
 
@@ -111,14 +115,21 @@ pub async fn deliver(webhooks: &Webhooks, delivery: &PushDelivery) -> Result<(),
         .post(url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .json(&body(delivery));
+    let open = |sealed: &str| {
+        webhooks
+            .key
+            .open(sealed)
+            .map_err(|e| refused(e.to_string()))
+    };
     if let Some(token) = &delivery.config.token {
+        let token = open(token)?;
         request = request
-            .header("A2A-Notification-Token", token)
-            .header("X-A2A-Notification-Token", token);
+            .header("A2A-Notification-Token", &token)
+            .header("X-A2A-Notification-Token", &token);
     }
     if let Some(auth) = &delivery.config.authentication {
         let value = match &auth.credentials {
-            Some(credentials) => format!("{} {credentials}", auth.scheme),
+            Some(credentials) => format!("{} {}", auth.scheme, open(credentials)?),
             None => auth.scheme.clone(),
         };
         request = request.header(reqwest::header::AUTHORIZATION, value);
@@ -175,6 +186,10 @@ fn body(delivery: &PushDelivery) -> serde_json::Value {
 mod tests {
     use super::*;
 
+    fn test_key() -> Arc<DeploymentKey> {
+        Arc::new(DeploymentKey::from_secret("a test deployment secret"))
+    }
+
     fn client_kind(webhooks: &Webhooks, url: &str) -> Result<&'static str, String> {
         let client = webhooks.client_for(&Url::parse(url).unwrap())?;
         Ok(if std::ptr::eq(client, &webhooks.outside) {
@@ -187,7 +202,7 @@ mod tests {
     #[test]
     fn a_webhook_gets_the_client_its_address_allows() {
         let own = Url::parse("http://127.0.0.1:8080").unwrap();
-        let strict = Webhooks::new(false, Some(own.clone()));
+        let strict = Webhooks::new(false, Some(own.clone()), test_key());
         assert_eq!(
             client_kind(&strict, "https://hooks.example.com/a"),
             Ok("outside")
@@ -205,7 +220,7 @@ mod tests {
         ] {
             assert!(client_kind(&strict, inward).is_err(), "{inward}");
         }
-        let open = Webhooks::new(true, None);
+        let open = Webhooks::new(true, None, test_key());
         assert_eq!(
             client_kind(&open, "http://127.0.0.1:9000/hook"),
             Ok("anywhere")

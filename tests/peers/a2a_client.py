@@ -2,6 +2,9 @@
 
   a2a_client.py --url URL --binding JSONRPC|HTTP+JSON --participant ID OP [options]
 
+With --scheme and --credential, the SDK's AuthInterceptor presents the credential as the card's
+scheme of that name says; with no --participant, no X-Participant-Id is sent.
+
 OP is send, stream, get, list, cancel, subscribe, or push-create, push-get, push-list,
 push-delete. A send or stream with --push-url carries that webhook inline, in
 configuration.taskPushNotificationConfig. Results go to stdout as JSON (ProtoJSON
@@ -19,6 +22,7 @@ import httpx
 from google.protobuf.json_format import MessageToDict
 
 from a2a.client import ClientConfig, create_client
+from a2a.client.auth import AuthInterceptor, CredentialService
 from a2a.types import (
     AuthenticationInfo,
     CancelTaskRequest,
@@ -51,6 +55,17 @@ def push_config(args: argparse.Namespace) -> TaskPushNotificationConfig:
     return config
 
 
+class OneCredential(CredentialService):
+    """The credential a test hands the client, for the card's scheme of that name only."""
+
+    def __init__(self, scheme: str, credential: str):
+        self.scheme = scheme
+        self.credential = credential
+
+    async def get_credentials(self, security_scheme_name, context):
+        return self.credential if security_scheme_name == self.scheme else None
+
+
 def emit(proto) -> None:
     print(json.dumps(MessageToDict(proto)), flush=True)
 
@@ -64,7 +79,12 @@ async def run(args: argparse.Namespace) -> None:
         supported_protocol_bindings=[args.binding],
         use_client_preference=True,
     )
-    client = await create_client(args.url, client_config=config)
+    # The SDK's own AuthInterceptor reads the card's securitySchemes and presents the credential
+    # the way the named scheme says (a bearer token, an API key header, an OIDC token).
+    interceptors = (
+        [AuthInterceptor(OneCredential(args.scheme, args.credential))] if args.credential else []
+    )
+    client = await create_client(args.url, client_config=config, interceptors=interceptors)
     try:
         if args.op in ("send", "stream"):
             message = Message(
@@ -125,6 +145,8 @@ def main() -> None:
     parser.add_argument("--url", required=True)
     parser.add_argument("--binding", default="JSONRPC")
     parser.add_argument("--participant", default="")
+    parser.add_argument("--scheme", default="", help="a securitySchemes name of the card")
+    parser.add_argument("--credential", default="", help="what to present for --scheme")
     parser.add_argument(
         "op",
         choices=[

@@ -56,9 +56,16 @@ from a2a.types import (
     AgentExtension,
     AgentInterface,
     AgentSkill,
+    ClientCredentialsOAuthFlow,
+    HTTPAuthSecurityScheme,
     Message,
+    OAuth2SecurityScheme,
+    OAuthFlows,
     Part,
     Role,
+    SecurityRequirement,
+    SecurityScheme,
+    StringList,
     Task,
     TaskState,
     TaskStatus,
@@ -88,6 +95,7 @@ class Stats:
         self.streams_opened = 0
         self.streams_closed = 0
         self.participants: list[str] = []
+        self.unauthorized = 0  # A2A calls refused for want of a --bearer token
         # Every status update the agent emitted, per task, for --replay-history.
         self.history: dict[str, list[TaskStatusUpdateEvent]] = defaultdict(list)
 
@@ -101,6 +109,7 @@ class Stats:
             "messages": self.messages,
             "cancels": self.cancels,
             "lists": self.lists,
+            "unauthorized": self.unauthorized,
             "push_configs": push_store.registered() if push_store else [],
             "push_config_deletes": self.push_config_deletes,
             "streams_opened": self.streams_opened,
@@ -167,8 +176,9 @@ class ObservedHandler(DefaultRequestHandler):
                     replay = False
 
 
-def observe(app, stats: Stats, headers_log: str):
-    """ASGI wrapper: logs headers, notes participants, counts SSE streams opened and closed.
+def observe(app, stats: Stats, headers_log: str, bearer_tokens: list[str]):
+    """ASGI wrapper: logs headers, notes participants, counts SSE streams opened and closed, and
+    with bearer tokens given refuses an A2A call without one of them (401), counting refusals.
 
     A stream counts as closed when the app returns or the client disconnects, whichever is first.
     """
@@ -178,6 +188,15 @@ def observe(app, stats: Stats, headers_log: str):
             await app(scope, receive, send)
             return
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        presented = headers.get("authorization", "")
+        if (
+            bearer_tokens
+            and scope["path"].startswith(A2A_PATHS)
+            and presented not in {f"Bearer {t}" for t in bearer_tokens}
+        ):
+            stats.unauthorized += 1
+            await JSONResponse({"error": "unauthorized"}, status_code=401)(scope, receive, send)
+            return
         if headers_log:
             record = {"path": scope["path"]}
             record.update({h: headers[h] for h in RECORDED_HEADERS if h in headers})
@@ -349,7 +368,30 @@ def build_card(args: argparse.Namespace) -> AgentCard:
         )
         for n in range(args.skills)
     ]
+    security = {}
+    if args.bearer:
+        # An OAuth2 client-credentials flow at --oauth-token-url, or a plain bearer token.
+        scheme = (
+            SecurityScheme(
+                oauth2_security_scheme=OAuth2SecurityScheme(
+                    flows=OAuthFlows(
+                        client_credentials=ClientCredentialsOAuthFlow(
+                            token_url=args.oauth_token_url, scopes={"a2a": "delegate"}
+                        )
+                    )
+                )
+            )
+            if args.oauth_token_url
+            else SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(scheme="Bearer"))
+        )
+        security = {
+            "security_schemes": {"peer-auth": scheme},
+            "security_requirements": [
+                SecurityRequirement(schemes={"peer-auth": StringList(list=["a2a"])})
+            ],
+        }
     return AgentCard(
+        **security,
         name=args.name,
         description=args.description,
         version="1.0.0",
@@ -388,7 +430,7 @@ def build_app(args: argparse.Namespace):
         *create_rest_routes(handler, path_prefix="/rest"),
         Route(STATS_PATH, stats_endpoint),
     ]
-    return observe(Starlette(routes=routes), stats, args.headers_log)
+    return observe(Starlette(routes=routes), stats, args.headers_log, args.bearer)
 
 
 async def main() -> None:
@@ -406,6 +448,12 @@ async def main() -> None:
     parser.add_argument("--answer-chars", type=int, default=5000)
     parser.add_argument("--replay-history", action="store_true")
     parser.add_argument("--hold-file", default="")
+    parser.add_argument(
+        "--bearer", action="append", default=[], help="a token A2A calls must carry"
+    )
+    parser.add_argument(
+        "--oauth-token-url", default="", help="declare --bearer as OAuth2 client credentials here"
+    )
     args = parser.parse_args()
 
     config = uvicorn.Config(

@@ -13,6 +13,10 @@ use temporalio_client::{
     Client, ClientOptions, UntypedWorkflow, WorkflowFetchHistoryOptions, WorkflowQueryOptions,
     WorkflowStartOptions,
 };
+use temporalio_common::payload_visitor::{
+    AsyncPayloadVisitor, PayloadField, PayloadFieldData, PayloadVisitable,
+};
+use temporalio_common::protos::temporal::api::common::v1::Payload;
 use temporalio_common::protos::temporal::api::history::v1::HistoryEvent;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -148,6 +152,7 @@ pub struct WorkerProcess {
     child: Child,
     binary: PathBuf,
     config: PathBuf,
+    env: Vec<(String, String)>,
     log: LogLines,
     _dir: tempfile::TempDir,
 }
@@ -164,15 +169,30 @@ impl WorkerProcess {
     /// Writes `config` to a file and starts `binary worker --config FILE`, waiting for its
     /// "worker ready" line.
     pub async fn start(binary: &Path, config: &str) -> WorkerProcess {
+        Self::start_with_env(binary, config, &[]).await
+    }
+
+    /// As [`WorkerProcess::start`], with more environment variables (the secrets a config
+    /// names).
+    pub async fn start_with_env(
+        binary: &Path,
+        config: &str,
+        env: &[(&str, &str)],
+    ) -> WorkerProcess {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("baton.toml");
         std::fs::write(&path, config).unwrap();
         let log = LogLines::default();
-        let child = spawn_ready(binary, &["worker"], &path, &log).await;
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let child = spawn_ready(binary, &["worker"], &path, &env, &log).await;
         WorkerProcess {
             child,
             binary: binary.to_path_buf(),
             config: path,
+            env,
             log,
             _dir: dir,
         }
@@ -196,7 +216,14 @@ impl WorkerProcess {
 
     /// Starts the worker again with the same config.
     pub async fn restart(&mut self) {
-        self.child = spawn_ready(&self.binary, &["worker"], &self.config, &self.log).await;
+        self.child = spawn_ready(
+            &self.binary,
+            &["worker"],
+            &self.config,
+            &self.env,
+            &self.log,
+        )
+        .await;
     }
 
     /// SIGTERM, then waits for the process to exit; returns whether it exited cleanly.
@@ -216,12 +243,24 @@ impl WorkerProcess {
 
 /// Starts `binary <command> --config <config>` and waits for its `<command> ready` line; its
 /// log lines go to `log`.
-async fn spawn_ready(binary: &Path, command: &[&str], config: &Path, log: &LogLines) -> Child {
+async fn spawn_ready(
+    binary: &Path,
+    command: &[&str],
+    config: &Path,
+    env: &[(String, String)],
+    log: &LogLines,
+) -> Child {
     let mut child = Command::new(binary)
         .args(command)
         .arg("--config")
         .arg(config)
         .env("RUST_LOG", "info,temporalio_sdk_core=warn")
+        // Every worker and gateway of a test are one deployment.
+        .env(
+            baton_config::DEPLOYMENT_SECRET_VARIABLE,
+            crate::TEST_DEPLOYMENT_SECRET,
+        )
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
@@ -265,7 +304,7 @@ impl GatewayProcess {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("baton.toml");
         std::fs::write(&path, config).unwrap();
-        let child = spawn_ready(binary, &["gateway"], &path, &LogLines::default()).await;
+        let child = spawn_ready(binary, &["gateway"], &path, &[], &LogLines::default()).await;
         GatewayProcess {
             _child: child,
             _dir: dir,
@@ -673,4 +712,57 @@ fn event_end(buffer: &[u8]) -> Option<usize> {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }
+}
+
+/// What `AsyncPayloadVisitor::visit` returns (the SDK's `BoxFuture`).
+type Visited<'a> = std::pin::Pin<
+    Box<
+        dyn std::future::Future<
+                Output = Result<(), temporalio_common::data_converters::PayloadConversionError>,
+            > + Send
+            + 'a,
+    >,
+>;
+
+/// Collects every payload's bytes (data and metadata values) as text.
+#[derive(Default)]
+struct PayloadText(String);
+
+impl PayloadText {
+    fn add(&mut self, payload: &Payload) {
+        self.0.push_str(&String::from_utf8_lossy(&payload.data));
+        self.0.push('\n');
+        for value in payload.metadata.values() {
+            self.0.push_str(&String::from_utf8_lossy(value));
+            self.0.push('\n');
+        }
+    }
+}
+
+impl AsyncPayloadVisitor for PayloadText {
+    fn visit<'a>(&'a mut self, field: PayloadField<'a>) -> Visited<'a> {
+        match field.data {
+            PayloadFieldData::Single(payload) => self.add(payload),
+            PayloadFieldData::Repeated(payloads) => payloads.iter().for_each(|p| self.add(p)),
+            PayloadFieldData::Payloads(payloads) => {
+                payloads.payloads.iter().for_each(|p| self.add(p))
+            }
+        }
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// A history as text: the Debug form of every event (every string field) followed by the
+/// decoded bytes of every payload (what the Web UI shows as inputs, results and updates).
+pub async fn history_text(events: Vec<HistoryEvent>) -> String {
+    let mut text = format!("{events:?}");
+    let mut payloads = PayloadText::default();
+    for mut event in events {
+        event
+            .visit_payloads_mut(&mut payloads)
+            .await
+            .expect("visiting the payloads");
+    }
+    text.push_str(&payloads.0);
+    text
 }

@@ -5,6 +5,7 @@ mod card_server;
 pub mod engine;
 pub mod fake_model;
 pub mod metrics;
+pub mod oidc_issuer;
 mod python_peer;
 pub mod sdk_client;
 
@@ -20,6 +21,10 @@ pub fn workspace() -> PathBuf {
         .expect("tests/ sits in the workspace")
         .to_path_buf()
 }
+
+/// The deployment secret of the `baton` processes a test starts (the variable is needed on a
+/// cluster, and test workers join their test's dev server as one).
+pub const TEST_DEPLOYMENT_SECRET: &str = "a test deployment secret, 32 characters or more";
 
 /// A program from the test venv that `.ci/run` makes (`.venv/`), or from `$BATON_TEST_VENV`.
 pub fn venv_program(name: &str) -> PathBuf {

@@ -10,6 +10,8 @@ pub struct SdkClient {
     pub url: String,
     pub binding: &'static str,
     pub participant: String,
+    /// The card's scheme to present a credential for, and the credential.
+    pub credential: Option<(String, String)>,
 }
 
 /// What one run printed: the JSON lines, or the A2A error it ended with.
@@ -44,6 +46,22 @@ impl SdkClient {
             url: url.to_string(),
             binding,
             participant: participant.to_string(),
+            credential: None,
+        }
+    }
+
+    /// A client that presents `credential` as the card's scheme `scheme` says, through the SDK's
+    /// own AuthInterceptor, and asserts no participant: a standard client with nothing but a
+    /// token.
+    pub fn with_credential(
+        url: &str,
+        binding: &'static str,
+        scheme: &str,
+        credential: &str,
+    ) -> SdkClient {
+        SdkClient {
+            credential: Some((scheme.to_string(), credential.to_string())),
+            ..SdkClient::new(url, binding, "")
         }
     }
 
@@ -53,6 +71,14 @@ impl SdkClient {
             .arg(workspace().join("tests/peers/a2a_client.py"))
             .args(["--url", &self.url, "--binding", self.binding])
             .args(["--participant", &self.participant])
+            .args(self.credential.iter().flat_map(|(scheme, credential)| {
+                [
+                    "--scheme",
+                    scheme.as_str(),
+                    "--credential",
+                    credential.as_str(),
+                ]
+            }))
             .arg(op)
             .args(args)
             .kill_on_drop(true)

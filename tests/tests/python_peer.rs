@@ -18,6 +18,7 @@ fn spec(url: &str) -> RemoteAgentSpec {
         push_safety_fetch: baton_config::DEFAULT_PUSH_SAFETY_FETCH,
         create_timeout: baton_config::DEFAULT_CREATE_TIMEOUT,
         allow_other_origin: false,
+        auth: None,
     }
 }
 

@@ -7,11 +7,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use baton_a2a::{CardLimits, Registry};
 use baton_config::Settings;
+use baton_core::deployment_key::DeploymentKey;
 use baton_tests::{CardServer, card_server_json, free_port};
 use serde_json::json;
 
 fn settings(toml: &str) -> Settings {
     Settings::parse(toml, Path::new("."), &|_| None).unwrap()
+}
+
+fn deployment() -> DeploymentKey {
+    DeploymentKey::from_secret(baton_tests::TEST_DEPLOYMENT_SECRET)
 }
 
 #[tokio::test]
@@ -26,7 +31,7 @@ async fn self_is_registered_from_its_own_settings_without_a_fetch() {
         "#,
         free_port()
     ));
-    let registry = Registry::build(&front, &[], CardLimits::default())
+    let registry = Registry::build(&front, &[], &deployment(), CardLimits::default())
         .await
         .unwrap();
     assert_eq!(registry.ids().into_iter().collect::<Vec<_>>(), ["self"]);
@@ -55,7 +60,7 @@ async fn an_agent_of_the_same_process_gets_a_card_built_from_its_settings() {
     let front = settings(&format!(
         r#"agents = [{{ id = "ledger", url = "http://127.0.0.1:{ledger_port}" }}]"#
     ));
-    let registry = Registry::build(&front, &[&ledger], CardLimits::default())
+    let registry = Registry::build(&front, &[&ledger], &deployment(), CardLimits::default())
         .await
         .unwrap();
     let built = registry.get("ledger").unwrap();
@@ -65,7 +70,7 @@ async fn an_agent_of_the_same_process_gets_a_card_built_from_its_settings() {
 
     // Without the same-process settings the card is fetched, and nothing listens there: the
     // ledger is pending, out of the roster, and startup goes on.
-    let registry = Registry::build(&front, &[], CardLimits::default())
+    let registry = Registry::build(&front, &[], &deployment(), CardLimits::default())
         .await
         .unwrap();
     assert_eq!(registry.ids().into_iter().collect::<Vec<_>>(), ["self"]);
@@ -87,7 +92,7 @@ async fn an_unreachable_card_is_fetched_again_until_it_joins_the_roster() {
         r#"agents = [{{ id = "ledger", url = "{}", allow_other_origin = true }}]"#,
         ledger.server.url()
     ));
-    let registry = Registry::build(&front, &[], CardLimits::default())
+    let registry = Registry::build(&front, &[], &deployment(), CardLimits::default())
         .await
         .unwrap();
     assert_eq!(registry.pending_ids(), ["ledger"]);
@@ -127,7 +132,7 @@ async fn a_card_refused_when_it_is_fetched_again_stays_out() {
         r#"agents = [{{ id = "vault", url = "{}" }}]"#,
         vault.server.url()
     ));
-    let registry = Registry::build(&front, &[], CardLimits::default())
+    let registry = Registry::build(&front, &[], &deployment(), CardLimits::default())
         .await
         .unwrap();
     vault.come_up();
@@ -199,7 +204,7 @@ async fn one_refused_card_fails_the_build_naming_the_agent() {
         r#"agents = [{{ id = "vault", url = "{}" }}]"#,
         hostile.url()
     ));
-    let error = Registry::build(&front, &[], CardLimits::default())
+    let error = Registry::build(&front, &[], &deployment(), CardLimits::default())
         .await
         .err()
         .unwrap();
@@ -214,7 +219,7 @@ async fn one_refused_card_fails_the_build_naming_the_agent() {
 #[tokio::test]
 async fn the_roster_lists_registered_agents_and_is_the_same_every_time() {
     let front = settings("[card]\nname = \"Front desk\"");
-    let registry = Registry::build(&front, &[], CardLimits::default())
+    let registry = Registry::build(&front, &[], &deployment(), CardLimits::default())
         .await
         .unwrap();
     let first = registry.roster();

@@ -39,6 +39,7 @@ fn spec(url: &str) -> RemoteAgentSpec {
         push_safety_fetch: baton_config::DEFAULT_PUSH_SAFETY_FETCH,
         create_timeout: baton_config::DEFAULT_CREATE_TIMEOUT,
         allow_other_origin: false,
+        auth: None,
     }
 }
 
@@ -111,7 +112,7 @@ async fn no_extensions_header_is_sent_to_a_card_that_advertises_none_baton_knows
 }
 
 #[tokio::test]
-async fn a_security_scheme_is_refused_and_nothing_else_is_sent() {
+async fn a_security_scheme_baton_has_no_credential_for_is_refused_and_nothing_else_is_sent() {
     let server = server_with(|c| {
         c["securitySchemes"] = json!({"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}});
         c["securityRequirements"] = json!([{"schemes": {"bearer": {"list": []}}}]);
@@ -121,8 +122,10 @@ async fn a_security_scheme_is_refused_and_nothing_else_is_sent() {
         .await
         .err()
         .unwrap();
-    assert_eq!(error.code(), "a2a.unsupported_extension");
-    assert!(matches!(error, AgentError::UnsupportedExtension(ref e) if e.agent == "ledger"));
+    assert_eq!(error.code(), "a2a.security_unsatisfiable");
+    assert!(
+        matches!(error, AgentError::SecurityUnsatisfiable { ref agent, .. } if agent == "ledger")
+    );
     assert_eq!(server.requests().len(), 1, "only the card fetch");
 }
 

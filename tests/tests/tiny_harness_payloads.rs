@@ -6,7 +6,7 @@
 use a2a::Message;
 use baton_core::brief::brief_envelope;
 use baton_core::spawn_subtask::SpawnRequest;
-use baton_gateway::{Trust, new_task, task_extension};
+use baton_gateway::{Caller, CallerKind, Trust, new_task, task_extension};
 use baton_proto::envelope::{AcceptanceCriterion, TaskEnvelope, TaskEnvelopePayload};
 use baton_proto::{Lifecycle, SubTaskRow, TaskInput, TaskRef, TaskState, TaskView};
 use serde_json::{Value, json};
@@ -19,17 +19,12 @@ fn fixture(name: &str) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
-const TRUST: Trust<'static> = Trust {
-    agent_id: "front-desk",
-    delegators: &[],
-};
-
 // --- what tiny-harness sends, read by Baton --------------------------------------------------
 
 #[test]
 fn a_tiny_harness_brief_creates_a_task_with_its_criteria() {
     let message: Message = serde_json::from_value(fixture("brief-to-an-agent.json")).unwrap();
-    let input = new_task("tiny-harness", &message, "ctx-7d4e", &TRUST).unwrap();
+    let input = new_task("tiny-harness", &message, "ctx-7d4e", false).unwrap();
     assert_eq!(input.name, "balance");
     assert_eq!(input.goal, "Is the March ledger balanced?");
     assert_eq!(input.description, "Use the closing balances of 31 March.");
@@ -53,11 +48,19 @@ fn a_tiny_harness_brief_to_its_own_self_is_read_whole_when_trusted() {
     assert_eq!(TaskRef::from(parent).agent, None);
 
     let message = message_with(&envelope);
-    let trusted = Trust {
-        agent_id: "front-desk",
-        delegators: &["tiny-harness".to_string()],
+    // tiny-harness cannot prove who it is: it is trusted where asserted ids are taken and it is
+    // a delegator.
+    let delegators = ["tiny-harness".to_string()];
+    let tiny_harness = Caller {
+        id: "tiny-harness".into(),
+        kind: CallerKind::Asserted,
     };
-    let input = new_task("tiny-harness", &message, "ctx", &trusted).unwrap();
+    let trusted = Trust {
+        delegators: &delegators,
+    }
+    .trusts(&tiny_harness);
+    assert!(trusted);
+    let input = new_task("tiny-harness", &message, "ctx", trusted).unwrap();
     assert_eq!(input.lifecycle, Lifecycle::Delegated);
     assert_eq!(
         input.parent_tasks,
@@ -67,7 +70,7 @@ fn a_tiny_harness_brief_to_its_own_self_is_read_whole_when_trusted() {
         }]
     );
     // From a stranger, the server-controlled fields are refused whole, as tiny-harness does.
-    let refused = new_task("stranger", &message, "ctx", &TRUST).unwrap_err();
+    let refused = new_task("stranger", &message, "ctx", false).unwrap_err();
     assert_eq!(
         refused.code,
         a2a::error_code::UNSUPPORTED_OPERATION,

@@ -1,8 +1,9 @@
 //! Deciding whether Baton can honour a remote agent's card, before anything else is sent to it.
 //!
 //! The checks read the raw JSON first, so a card is refused for what it declares even when the
-//! declaration itself is malformed: security and required extensions, then the protocol version,
-//! then the typed parse and the choice of interface.
+//! declaration itself is malformed: required extensions, then the protocol version, then the
+//! typed parse and the choice of interface. Whether Baton can satisfy the card's security is the
+//! credential plan's to say (`outbound_auth`).
 
 use a2a::{AgentCard, AgentInterface, TRANSPORT_PROTOCOL_HTTP_JSON, TRANSPORT_PROTOCOL_JSONRPC};
 use serde_json::Value;
@@ -29,7 +30,6 @@ pub fn validate_card(agent: &str, url: &str, raw: &Value) -> Result<ValidatedCar
         url: url.to_string(),
         reason: "the card is not a JSON object".into(),
     })?;
-    refuse_security(agent, object)?;
     refuse_required_extensions(agent, object)?;
     if !object.contains_key("supportedInterfaces") {
         return Err(AgentError::NoCompatibleInterface {
@@ -84,28 +84,6 @@ pub fn check_pinned_version(
         }),
         _ => Ok(()),
     }
-}
-
-fn refuse_security(
-    agent: &str,
-    card: &serde_json::Map<String, Value>,
-) -> Result<(), UnsupportedExtensionError> {
-    let declared = |key: &str| match card.get(key) {
-        None | Some(Value::Null) => false,
-        Some(Value::Object(map)) => !map.is_empty(),
-        Some(Value::Array(list)) => !list.is_empty(),
-        Some(_) => true,
-    };
-    for key in ["securitySchemes", "securityRequirements"] {
-        if declared(key) {
-            return Err(UnsupportedExtensionError {
-                agent: agent.to_string(),
-                reason: "remote agent card declares a security scheme; credential handling is not implemented".into(),
-                detail: Some(format!("{key} is set")),
-            });
-        }
-    }
-    Ok(())
 }
 
 fn refuse_required_extensions(
@@ -209,32 +187,24 @@ mod tests {
     }
 
     #[test]
-    fn security_schemes_are_refused_with_the_stable_code() {
+    fn declared_security_is_read_whole_and_decided_by_the_credential_plan() {
         let raw = with(
-            card(),
-            "securitySchemes",
-            json!({"key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}}}),
-        );
-        let error = refusal(&raw);
-        assert_eq!(error.code(), "a2a.unsupported_extension");
-        assert_eq!(error.agent(), "ledger");
-        assert!(error.to_string().contains("security scheme"), "{error}");
-    }
-
-    #[test]
-    fn security_requirements_alone_are_refused() {
-        let raw = with(
-            card(),
+            with(
+                card(),
+                "securitySchemes",
+                json!({"key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}}}),
+            ),
             "securityRequirements",
-            json!([{"schemes": {"oauth": {"list": []}}}]),
+            json!([{"schemes": {"key": {"list": []}}}]),
         );
-        assert_eq!(refusal(&raw).code(), "a2a.unsupported_extension");
+        let validated = validate_card("ledger", "http://x", &raw).unwrap();
+        assert!(validated.card.security_schemes.unwrap().contains_key("key"));
     }
 
     #[test]
-    fn malformed_security_is_still_refused_as_security() {
+    fn malformed_security_makes_the_card_invalid() {
         let raw = with(card(), "securitySchemes", json!("yes please"));
-        assert_eq!(refusal(&raw).code(), "a2a.unsupported_extension");
+        assert_eq!(refusal(&raw).code(), "a2a.card_invalid");
     }
 
     #[test]

@@ -1,7 +1,6 @@
 use a2a::A2AError;
 
-/// A card Baton cannot honour: it declares security, or requires an extension Baton does not
-/// implement. Stable code: [`UnsupportedExtensionError::CODE`].
+/// A card Baton cannot honour: it requires an extension Baton does not implement. Stable code: [`UnsupportedExtensionError::CODE`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("agent {agent}: {reason}{}", detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default())]
 pub struct UnsupportedExtensionError {
@@ -48,6 +47,8 @@ pub enum AgentError {
         pinned: String,
         found: String,
     },
+    #[error("agent {agent}: {reason}")]
+    SecurityUnsatisfiable { agent: String, reason: String },
     #[error("agent {agent}: {method} failed: {source}")]
     Call {
         agent: String,
@@ -66,6 +67,7 @@ impl AgentError {
             AgentError::NoCompatibleInterface { .. } => "a2a.no_compatible_interface",
             AgentError::VersionMismatch { .. } => "a2a.card_version_mismatch",
             AgentError::ForeignInterface { .. } => "a2a.foreign_interface",
+            AgentError::SecurityUnsatisfiable { .. } => "a2a.security_unsatisfiable",
             AgentError::Call { .. } => "a2a.call_failed",
         }
     }
@@ -95,6 +97,7 @@ impl AgentError {
             | AgentError::NoCompatibleInterface { agent, .. }
             | AgentError::VersionMismatch { agent, .. }
             | AgentError::ForeignInterface { agent, .. }
+            | AgentError::SecurityUnsatisfiable { agent, .. }
             | AgentError::Call { agent, .. } => agent,
         }
     }

@@ -8,6 +8,7 @@ pub mod card_fetch;
 pub mod card_validation;
 mod error;
 pub mod extensions;
+mod outbound_auth;
 pub mod push;
 mod registry;
 mod remote_agent;

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use baton_config::{RemoteAgentSpec, Settings, Updates};
 use baton_core::agent_card::{agent_card, public_url};
+use baton_core::deployment_key::DeploymentKey;
 use baton_core::display::one_line;
 use baton_core::roster::{Roster, build_roster};
 use baton_core::spawn_subtask::SELF_AGENT;
@@ -48,9 +49,10 @@ impl Registry {
     pub async fn build(
         settings: &Settings,
         same_process: &[&Settings],
+        deployment: &DeploymentKey,
         limits: CardLimits,
     ) -> Result<Registry, AgentError> {
-        let checks = Self::check(settings, same_process, limits).await;
+        let checks = Self::check(settings, same_process, deployment, limits).await;
         let (unreachable, checks): (Vec<_>, Vec<_>) = checks
             .into_iter()
             .partition(|check| check.result.as_ref().is_err_and(AgentError::is_transient));
@@ -133,11 +135,15 @@ impl Registry {
     }
 
     /// Registers every agent and returns each outcome, refused ones included, sorted by id.
+    /// Calls to `self` and to the agents of `same_process` prove themselves with `deployment`'s
+    /// token: one process is one deployment.
     pub async fn check(
         settings: &Settings,
         same_process: &[&Settings],
+        deployment: &DeploymentKey,
         limits: CardLimits,
     ) -> Vec<AgentCheck> {
+        let self_call_token = deployment.self_call_token();
         let http = &agent_http_client();
         let participant = settings.agent.id.as_str();
         let self_spec = RemoteAgentSpec {
@@ -149,6 +155,7 @@ impl Registry {
             push_safety_fetch: baton_config::DEFAULT_PUSH_SAFETY_FETCH,
             create_timeout: baton_config::DEFAULT_CREATE_TIMEOUT,
             allow_other_origin: false,
+            auth: None,
         };
         let registered = std::iter::once((&self_spec, Some(settings)))
             .chain(settings.agents.iter().map(|spec| {
@@ -161,8 +168,14 @@ impl Registry {
             .map(|(spec, local)| async move {
                 let result = match local {
                     Some(local) => {
-                        RemoteAgent::from_built_card(spec, &agent_card(local), participant, http)
-                            .await
+                        RemoteAgent::from_built_card(
+                            spec,
+                            &agent_card(local),
+                            participant,
+                            self_call_token,
+                            http,
+                        )
+                        .await
                     }
                     None => RemoteAgent::connect(spec, participant, http, limits).await,
                 };

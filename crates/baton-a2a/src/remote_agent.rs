@@ -9,7 +9,7 @@ use a2a::{
 use a2a_client::middleware::CallInterceptor;
 use a2a_client::{A2AClient, A2AClientFactory, BoxStream, ServiceParams, Transport};
 use async_trait::async_trait;
-use baton_config::{RemoteAgentSpec, Updates};
+use baton_config::{RemoteAgentSpec, Secret, Updates};
 use baton_core::roster::{RosterAgent, RosterSkill};
 use url::Url;
 
@@ -19,6 +19,7 @@ use crate::card_validation::{
     ValidatedCard, check_pinned_version, validate_built_card, validate_card,
 };
 use crate::extensions::{PARTICIPANT_HEADER, TASK_EXTENSION};
+use crate::outbound_auth::{Presenter, plan};
 
 /// How a stand-in hears about a parked remote task between turns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,18 +79,41 @@ impl RemoteAgent {
         if !spec.allow_other_origin {
             check_same_origin(spec, &card.interface)?;
         }
-        Self::build(spec, card, CardSource::Fetched, participant, http).await
+        let credential = plan(&spec.id, &spec.url, &card.card, spec.auth.as_ref(), http)?;
+        Self::build(
+            spec,
+            card,
+            CardSource::Fetched,
+            participant,
+            credential,
+            http,
+        )
+        .await
     }
 
-    /// Registers an agent whose card Baton built itself, with nothing fetched.
+    /// Registers an agent whose card Baton built itself, with nothing fetched: an agent of this
+    /// deployment, which every call proves itself to with the deployment's `self_call_token`.
     pub async fn from_built_card(
         spec: &RemoteAgentSpec,
         card: &AgentCard,
         participant: &str,
+        self_call_token: &str,
         http: &reqwest::Client,
     ) -> Result<RemoteAgent, AgentError> {
         let card = validate_built_card(&spec.id, card)?;
-        Self::build(spec, card, CardSource::Built, participant, http).await
+        let credential = Presenter::Header {
+            name: "Authorization".into(),
+            value: Secret::new(format!("Bearer {self_call_token}")),
+        };
+        Self::build(
+            spec,
+            card,
+            CardSource::Built,
+            participant,
+            Some(credential),
+            http,
+        )
+        .await
     }
 
     async fn build(
@@ -97,12 +121,17 @@ impl RemoteAgent {
         card: ValidatedCard,
         source: CardSource,
         participant: &str,
+        credential: Option<Presenter>,
         http: &reqwest::Client,
     ) -> Result<RemoteAgent, AgentError> {
         check_pinned_version(&spec.id, spec.version.as_deref(), &card.card)?;
+        // A credential says who Baton is, except to its own deployment, which takes the agent
+        // it names; an id asserted beside another participant's credential would be refused.
+        let asserts_participant = source == CardSource::Built || credential.is_none();
         let headers = CallHeaders {
-            participant: participant.to_string(),
+            participant: asserts_participant.then(|| participant.to_string()),
             extensions: (!card.extensions.is_empty()).then(|| card.extensions.join(", ")),
+            credential,
         };
         let factory = A2AClientFactory::builder()
             .register(Arc::new(a2a_client::jsonrpc::JsonRpcTransportFactory::new(
@@ -367,22 +396,27 @@ fn check_same_origin(spec: &RemoteAgentSpec, interface: &AgentInterface) -> Resu
 
 /// Adds Baton's headers to every call; the client adds `A2A-Version` itself.
 struct CallHeaders {
-    participant: String,
+    participant: Option<String>,
     extensions: Option<String>,
+    /// The credential every call carries, if the agent asks for one.
+    credential: Option<Presenter>,
 }
 
 #[async_trait]
 impl CallInterceptor for CallHeaders {
     async fn before(&self, _method: &str, params: &mut ServiceParams) -> Result<(), a2a::A2AError> {
-        params.insert(
-            PARTICIPANT_HEADER.to_string(),
-            vec![self.participant.clone()],
-        );
+        if let Some(participant) = &self.participant {
+            params.insert(PARTICIPANT_HEADER.to_string(), vec![participant.clone()]);
+        }
         if let Some(extensions) = &self.extensions {
             params.insert(
                 a2a::SVC_PARAM_EXTENSIONS.to_string(),
                 vec![extensions.clone()],
             );
+        }
+        if let Some(credential) = &self.credential {
+            let (name, value) = credential.header().await?;
+            params.insert(name, vec![value]);
         }
         Ok(())
     }

@@ -9,6 +9,7 @@ use anyhow::Context;
 use baton_a2a::{CardLimits, Registry};
 use baton_activities::{BatonActivities, StaticPrefix};
 use baton_config::Settings;
+use baton_core::deployment_key::DeploymentKey;
 use baton_core::system_prompt::static_prefix;
 use baton_model::ChatCompletions;
 use baton_workflows::{RemoteTaskWorkflow, TaskWorkflow, follow_task_queue};
@@ -43,8 +44,9 @@ impl AgentProcess {
         client: &Client,
         runtime: &Runtime,
         same_process: &[&Settings],
+        deployment: &Arc<DeploymentKey>,
     ) -> anyhow::Result<AgentProcess> {
-        let activities = activities(settings, same_process).await?;
+        let activities = activities(settings, same_process, deployment).await?;
         fetch_pending_cards(settings, &activities);
         let follow_options = follow_worker_options(settings, activities.clone());
         let options = WorkerOptions::new(settings.temporal.task_queue.clone())
@@ -61,7 +63,7 @@ impl AgentProcess {
             .context("creating the Temporal worker")?;
         let follow_worker = Worker::new(runtime, client.clone(), follow_options)
             .context("creating the Temporal worker of the follow queue")?;
-        let http = serve_gateway(settings, client).await?;
+        let http = serve_gateway(settings, client, deployment).await?;
         Ok(AgentProcess {
             worker,
             follow_worker,
@@ -126,8 +128,10 @@ pub async fn run_until_stopped(
 pub async fn activities(
     settings: &Settings,
     same_process: &[&Settings],
+    deployment: &Arc<DeploymentKey>,
 ) -> anyhow::Result<BatonActivities> {
-    let registry = Arc::new(Registry::build(settings, same_process, CardLimits::default()).await?);
+    let registry =
+        Arc::new(Registry::build(settings, same_process, deployment, CardLimits::default()).await?);
     let prefix = prefix_of(&settings.agent.id, &registry);
     let model = &settings.model;
     let provider = ChatCompletions::new(
@@ -141,6 +145,7 @@ pub async fn activities(
         model,
         prefix,
         &settings.server,
+        deployment.clone(),
         settings.temporal.task_queue.clone(),
     ))
 }
@@ -173,11 +178,12 @@ fn fetch_pending_cards(settings: &Settings, activities: &BatonActivities) {
 pub async fn serve_gateway(
     settings: &Settings,
     client: &Client,
+    deployment: &Arc<DeploymentKey>,
 ) -> anyhow::Result<Option<HttpServer>> {
     if settings.server.base_url.is_none() {
         return Ok(None);
     }
-    let routes = crate::gateway::routes(settings, client.clone());
+    let routes = crate::gateway::routes(settings, client.clone(), deployment.clone());
     Ok(Some(
         crate::http_server::start(&settings.server, routes).await?,
     ))

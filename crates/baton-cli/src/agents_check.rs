@@ -6,11 +6,14 @@ use std::process::ExitCode;
 
 use baton_a2a::{AgentCheck, CardLimits, Registry};
 use baton_config::Settings;
+use baton_core::deployment_key::DeploymentKey;
 use baton_core::display::one_line_capped;
 
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
-    let checks = Registry::check(&settings, &[], CardLimits::default()).await;
+    // The check calls no agent, `self` included: a throwaway key stands in for the deployment's.
+    let deployment = DeploymentKey::from_secret(&baton_a2a::push::new_token());
+    let checks = Registry::check(&settings, &[], &deployment, CardLimits::default()).await;
     let push_receiver = settings.server.base_url.is_some();
     print!("{}", render_table(&checks, push_receiver));
 

@@ -5,12 +5,14 @@
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use baton_config::Settings;
 use baton_core::agent_card::{agent_card, public_url};
-use baton_gateway::{GatewayConfig, Limits, TemporalHandler, gateway_routes};
+use baton_core::deployment_key::DeploymentKey;
+use baton_gateway::{Authenticator, GatewayConfig, Limits, TemporalHandler, gateway_routes};
 use temporalio_client::Client;
 
 use crate::metrics;
@@ -22,9 +24,10 @@ const POLL_INTERVAL: Duration = Duration::from_millis(250);
 
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
+    let deployment = crate::deployment_secret::resolve(&settings)?;
     let client = join(&settings, "the gateway").await?;
     let metrics = metrics::serve(settings.metrics.bind)?;
-    let app = routes(&settings, client);
+    let app = routes(&settings, client, deployment);
     let signals = ShutdownSignals::install().context("installing the signal handlers")?;
     let listener = crate::http_server::guarded_listener(&settings.server).await?;
     let base = public_url(&settings);
@@ -49,8 +52,9 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The gateway's routes for `settings`, over `client`.
-pub fn routes(settings: &Settings, client: Client) -> axum::Router {
+/// The gateway's routes for `settings`, over `client`, for the deployment `deployment` is the
+/// key of.
+pub fn routes(settings: &Settings, client: Client, deployment: Arc<DeploymentKey>) -> axum::Router {
     let handler = TemporalHandler::new(
         client,
         GatewayConfig {
@@ -64,11 +68,18 @@ pub fn routes(settings: &Settings, client: Client) -> axum::Router {
             allow_private_push_urls: settings.server.allow_private_push_urls,
             search_attributes: settings.temporal.search_attributes,
             public_url: public_url(settings),
+            deployment: deployment.clone(),
         },
     );
     let limits = Limits {
         max_request_bytes: settings.server.max_request_bytes,
         rate_limit_per_minute: settings.server.rate_limit_per_minute,
     };
-    gateway_routes(handler, public_url(settings).path(), limits)
+    let authenticator = Authenticator::new(
+        &settings.server.auth,
+        &settings.agent.id,
+        deployment,
+        reqwest::Client::new(),
+    );
+    gateway_routes(handler, authenticator, public_url(settings).path(), limits)
 }

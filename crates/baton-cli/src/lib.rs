@@ -3,6 +3,7 @@
 pub mod agent_process;
 pub mod agents_check;
 pub mod bench;
+pub mod deployment_secret;
 pub mod gateway;
 pub mod http_server;
 pub mod listener;

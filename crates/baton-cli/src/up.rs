@@ -8,9 +8,11 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use baton_config::{Settings, TemporalMode};
+use baton_core::deployment_key::DeploymentKey;
 
 use crate::agent_process::{AgentProcess, raise_open_file_limit, run_until_stopped};
 use crate::metrics;
@@ -23,8 +25,15 @@ pub async fn run(configs: &[PathBuf]) -> anyhow::Result<ExitCode> {
         all.push(Settings::load(config)?);
     }
     check_together(&all)?;
+    // One process is one deployment: its agents prove their calls to each other with one key,
+    // kept (in embedded mode) beside the database of the dev server they share.
+    let keeper = all
+        .iter()
+        .find(|s| s.temporal.mode == TemporalMode::Embedded)
+        .unwrap_or(&all[0]);
+    let deployment = crate::deployment_secret::resolve(keeper)?;
     let sessions = open_sessions(&all).await?;
-    let outcome = serve(&all, &sessions).await;
+    let outcome = serve(&all, &sessions, &deployment).await;
     for session in sessions.into_values() {
         session.stop().await;
     }
@@ -129,6 +138,7 @@ async fn open_sessions(all: &[Settings]) -> anyhow::Result<BTreeMap<String, Temp
 async fn serve(
     all: &[Settings],
     sessions: &BTreeMap<String, TemporalSession>,
+    deployment: &Arc<DeploymentKey>,
 ) -> anyhow::Result<()> {
     let follow_slots = all.iter().map(|s| s.temporal.follow_slots).sum();
     raise_open_file_limit(follow_slots);
@@ -143,7 +153,7 @@ async fn serve(
             .map(|(_, s)| s)
             .collect();
         let session = &sessions[&temporal_key(settings)];
-        match AgentProcess::start(settings, &session.client, &runtime, &others).await {
+        match AgentProcess::start(settings, &session.client, &runtime, &others, deployment).await {
             Ok(agent) => agents.push(agent),
             Err(error) => {
                 for agent in agents {

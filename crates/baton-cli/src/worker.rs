@@ -6,9 +6,11 @@
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
 use baton_config::Settings;
+use baton_core::deployment_key::DeploymentKey;
 
 use crate::agent_process::{AgentProcess, raise_open_file_limit, run_until_stopped};
 use crate::metrics;
@@ -17,17 +19,22 @@ use crate::temporal_client::TemporalSession;
 
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
+    let deployment = crate::deployment_secret::resolve(&settings)?;
     let session = TemporalSession::open(&settings).await?;
-    let outcome = serve(&settings, &session).await;
+    let outcome = serve(&settings, &session, &deployment).await;
     session.stop().await;
     outcome.map(|()| ExitCode::SUCCESS)
 }
 
-async fn serve(settings: &Settings, session: &TemporalSession) -> anyhow::Result<()> {
+async fn serve(
+    settings: &Settings,
+    session: &TemporalSession,
+    deployment: &Arc<DeploymentKey>,
+) -> anyhow::Result<()> {
     raise_open_file_limit(settings.temporal.follow_slots);
     let endpoint = metrics::serve(settings.metrics.bind)?;
     let runtime = metrics::temporal_runtime(endpoint.as_ref())?;
-    let agent = AgentProcess::start(settings, &session.client, &runtime, &[]).await?;
+    let agent = AgentProcess::start(settings, &session.client, &runtime, &[], deployment).await?;
     let signals = ShutdownSignals::install().context("installing the signal handlers")?;
     let task_queue = &settings.temporal.task_queue;
     println!(

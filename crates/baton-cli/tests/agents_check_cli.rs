@@ -97,7 +97,8 @@ async fn a_refused_card_fails_the_check_naming_the_agent_and_why() {
                 "name": "Vault", "description": "", "version": "1",
                 "supportedInterfaces": [{"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
                 "capabilities": {}, "skills": [],
-                "securitySchemes": {"key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}}}
+                "securitySchemes": {"key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}}},
+                "securityRequirements": [{"schemes": {"key": {"list": []}}}]
             })
             .to_string(),
         )
@@ -115,7 +116,7 @@ async fn a_refused_card_fails_the_check_naming_the_agent_and_why() {
     })
     .await;
     let output = run_check(&format!(
-        r#"agents = [{{ id = "vault", url = "{}" }}, {{ id = "chatty", url = "{}", allow_other_origin = true }}]"#,
+        r#"agents = [{{ id = "vault", url = "{}", allow_other_origin = true }}, {{ id = "chatty", url = "{}", allow_other_origin = true }}]"#,
         hostile.url(),
         chatty.url()
     ))
@@ -124,16 +125,18 @@ async fn a_refused_card_fails_the_check_naming_the_agent_and_why() {
     assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
     let vault = stdout.lines().find(|l| l.starts_with("vault")).unwrap();
     assert!(
-        vault.ends_with("refused: a2a.unsupported_extension"),
+        vault.ends_with("refused: a2a.security_unsatisfiable"),
         "{vault}"
     );
     assert!(
         stderr.contains("ERROR")
-            && stderr.contains("agent vault: remote agent card declares a security scheme"),
+            && stderr.contains(
+                "agent vault: its card requires one of: key: an API key in header X-Key: set agents[].auth.api_key_env"
+            ),
         "{stderr}"
     );
     assert!(
-        stderr.contains("vault [a2a.unsupported_extension]"),
+        stderr.contains("vault [a2a.security_unsatisfiable]"),
         "{stderr}"
     );
     // The refused agent is not in the roster; the others are, one WARNING per cut field.

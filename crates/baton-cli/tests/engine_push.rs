@@ -9,17 +9,15 @@
 //! Faults the agent cannot script (a refused registration, failing GetTasks) come from an
 //! [`A2aProxy`] between Baton and the agent.
 
-use std::future::Future;
 use std::path::Path;
-use std::pin::Pin;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use baton_core::push_token::token_digest;
 use baton_proto::{RemoteView, TaskInput, TaskState, TaskView, WatchKind};
 use baton_tests::PythonPeer;
 use baton_tests::engine::{
-    A2aProxy, TestTemporal, WorkerConfig, WorkerProcess, a2a_rpc, http_post, http_post_chunked,
-    task_input,
+    A2aProxy, TestTemporal, WorkerConfig, WorkerProcess, a2a_rpc, history_text, http_post,
+    http_post_chunked, task_input,
 };
 use baton_tests::fake_model::{FakeModel, Scripted, call, reply};
 use baton_tests::metrics;
@@ -29,11 +27,6 @@ use temporalio_client::{
     UntypedWorkflow, WorkflowCancelOptions, WorkflowDescribeOptions, WorkflowExecutionStatus,
     WorkflowQueryOptions,
 };
-use temporalio_common::data_converters::PayloadConversionError;
-use temporalio_common::payload_visitor::{
-    AsyncPayloadVisitor, PayloadField, PayloadFieldData, PayloadVisitable,
-};
-use temporalio_common::protos::temporal::api::common::v1::Payload;
 use temporalio_common::protos::temporal::api::history::v1::HistoryEvent;
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 
@@ -454,52 +447,6 @@ fn signals_sent(events: &[HistoryEvent]) -> usize {
             )
         })
         .count()
-}
-
-/// What `AsyncPayloadVisitor::visit` returns (the SDK's `BoxFuture`).
-type Visited<'a> = Pin<Box<dyn Future<Output = Result<(), PayloadConversionError>> + Send + 'a>>;
-
-/// Collects every payload's bytes (data and metadata values) as text.
-#[derive(Default)]
-struct PayloadText(String);
-
-impl PayloadText {
-    fn add(&mut self, payload: &Payload) {
-        self.0.push_str(&String::from_utf8_lossy(&payload.data));
-        self.0.push('\n');
-        for value in payload.metadata.values() {
-            self.0.push_str(&String::from_utf8_lossy(value));
-            self.0.push('\n');
-        }
-    }
-}
-
-impl AsyncPayloadVisitor for PayloadText {
-    fn visit<'a>(&'a mut self, field: PayloadField<'a>) -> Visited<'a> {
-        match field.data {
-            PayloadFieldData::Single(payload) => self.add(payload),
-            PayloadFieldData::Repeated(payloads) => payloads.iter().for_each(|p| self.add(p)),
-            PayloadFieldData::Payloads(payloads) => {
-                payloads.payloads.iter().for_each(|p| self.add(p))
-            }
-        }
-        Box::pin(async { Ok(()) })
-    }
-}
-
-/// A history as text: the Debug form of every event (every string field) followed by the
-/// decoded bytes of every payload (what the Web UI shows as inputs, results and updates).
-async fn history_text(events: Vec<HistoryEvent>) -> String {
-    let mut text = format!("{events:?}");
-    let mut payloads = PayloadText::default();
-    for mut event in events {
-        event
-            .visit_payloads_mut(&mut payloads)
-            .await
-            .expect("visiting the payloads");
-    }
-    text.push_str(&payloads.0);
-    text
 }
 
 #[tokio::test]

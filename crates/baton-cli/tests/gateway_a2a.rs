@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess};
 use baton_tests::fake_model::{FakeModel, Scripted, reply};
+use baton_tests::oidc_issuer::OidcIssuer;
 use baton_tests::sdk_client::SdkClient;
 use serde_json::{Value, json};
 
@@ -1025,5 +1026,292 @@ async fn an_identity_or_an_id_that_cannot_be_read_is_refused_before_temporal_is_
     )
     .await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert_eq!(agent.model.requests().len(), 0, "nothing was created");
+}
+
+const ALICE_TOKEN: &str = "alice-token-7f3e9a2c41d8";
+
+/// A JSON-RPC call with `headers` and no SDK: what a stranger can send.
+async fn raw_rpc(
+    url: &str,
+    headers: &[(&str, &str)],
+    method: &str,
+    params: Value,
+) -> (u16, Option<String>, Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!("{}/", url.trim_end_matches('/')))
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let challenge = response
+        .headers()
+        .get("www-authenticate")
+        .map(|v| v.to_str().unwrap().to_string());
+    (status, challenge, response.json().await.unwrap())
+}
+
+fn hello(message_id: &str) -> Value {
+    json!({"message": {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": "hi"}]}})
+}
+
+fn task_ids(listed: &Value) -> Vec<String> {
+    listed["tasks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_standard_client_with_nothing_but_a_token_works_and_a_claimed_identity_gets_nothing() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(replies(60)).await;
+    let issuer = OidcIssuer::start().await;
+    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    config.server_extra = vec![
+        "[server.auth]".into(),
+        "mode = \"authenticated\"".into(),
+        "tokens = [{ participant = \"alice\", secret_env = \"ALICE_TOKEN\" }]".into(),
+        format!(
+            "oidc = {{ issuer = \"{}\", audience = \"baton\" }}",
+            issuer.issuer
+        ),
+    ];
+    let url = config.base_url.clone().unwrap();
+    let _worker =
+        WorkerProcess::start_with_env(baton(), &config.render(), &[("ALICE_TOKEN", ALICE_TOKEN)])
+            .await;
+
+    // The card tells a client how to authenticate.
+    let card: Value = reqwest::get(format!("{url}/.well-known/agent-card.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let schemes = card["securitySchemes"].as_object().unwrap();
+    assert_eq!(
+        schemes.keys().collect::<Vec<_>>(),
+        ["apiKey", "bearer", "oidc"]
+    );
+
+    let bob_jwt = issuer.token("baton", json!({"sub": "bob"}));
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        // Alice has her token, as a bearer token or an API key; Bob a JWT of the issuer. The
+        // SDK's AuthInterceptor presents each as the card says; neither sends X-Participant-Id.
+        let alice = SdkClient::with_credential(&url, binding, "bearer", ALICE_TOKEN);
+        let alice_by_key = SdkClient::with_credential(&url, binding, "apiKey", ALICE_TOKEN);
+        let bob = SdkClient::with_credential(&url, binding, "oidc", &bob_jwt);
+
+        let sent = alice.call("send", &["--text", "Hello"]).await.ok();
+        let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
+        assert_eq!(state(&sent[0]["task"]), "TASK_STATE_INPUT_REQUIRED");
+        let streamed = alice
+            .call("stream", &["--task-id", &task_id, "--text", "Again"])
+            .await
+            .ok();
+        assert!(streamed.len() >= 2, "{streamed:?}");
+        let got = alice_by_key
+            .call("get", &["--task-id", &task_id])
+            .await
+            .ok();
+        assert_eq!(got[0]["id"], task_id.as_str());
+        assert!(task_ids(&alice.call("list", &[]).await.ok()[0]).contains(&task_id));
+
+        // Bob is someone else: Alice's task does not exist for him, and he has his own.
+        assert_eq!(
+            bob.call("get", &["--task-id", &task_id]).await.reason(),
+            "TASK_NOT_FOUND"
+        );
+        assert!(!task_ids(&bob.call("list", &[]).await.ok()[0]).contains(&task_id));
+        let his = bob.call("send", &["--text", "Hi"]).await.ok();
+        let his_id = his[0]["task"]["id"].as_str().unwrap().to_string();
+        assert_eq!(
+            bob.call("list", &[]).await.ok()[0]["tasks"][0]["id"],
+            his_id.as_str()
+        );
+
+        let canceled = alice.call("cancel", &["--task-id", &task_id]).await.ok();
+        assert_eq!(state(&canceled[0]), "TASK_STATE_CANCELED");
+    }
+    // The issuer's keys were fetched once and kept, not once a call.
+    assert_eq!(issuer.key_fetches(), 1);
+
+    // Everything else is refused before anything is created, with a 401 that says how to come.
+    let turns = model.requests().len();
+    let mut forged = bob_jwt.split('.').map(str::to_string).collect::<Vec<_>>();
+    forged[1] = {
+        use base64::Engine;
+        let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let mut claims: Value =
+            serde_json::from_slice(&engine.decode(&forged[1]).unwrap()).unwrap();
+        claims["sub"] = json!("alice");
+        engine.encode(claims.to_string())
+    };
+    let forged = forged.join(".");
+    let other_audience = format!(
+        "Bearer {}",
+        issuer.token("another-agent", json!({"sub": "bob"}))
+    );
+    let alice_bearer = format!("Bearer {ALICE_TOKEN}");
+    let forged_bearer = format!("Bearer {forged}");
+    for (headers, status, said) in [
+        (vec![], 401, "needs a credential"),
+        (
+            vec![("X-Participant-Id", "alice")],
+            401,
+            "needs a credential",
+        ),
+        (
+            vec![("X-Participant-Id", "front-desk")],
+            401,
+            "needs a credential",
+        ),
+        (
+            vec![("Authorization", "Bearer not-a-token-of-ours")],
+            401,
+            "not one this agent accepts",
+        ),
+        (
+            vec![("Authorization", forged_bearer.as_str())],
+            401,
+            "signature does not verify",
+        ),
+        (
+            vec![("Authorization", other_audience.as_str())],
+            401,
+            "not for audience",
+        ),
+        (
+            vec![
+                ("Authorization", alice_bearer.as_str()),
+                ("X-Participant-Id", "bob"),
+            ],
+            403,
+            "the credential is \"alice\"'s",
+        ),
+    ] {
+        let (got, challenge, body) =
+            raw_rpc(&url, &headers, "SendMessage", hello("m-stranger")).await;
+        assert_eq!(got, status, "{headers:?}: {body}");
+        assert_eq!(body["error"]["code"], -32600, "{body}");
+        let reason = if status == 401 {
+            "UNAUTHENTICATED"
+        } else {
+            "PERMISSION_DENIED"
+        };
+        assert_eq!(body["error"]["data"][0]["reason"], reason, "{body}");
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(said),
+            "{said:?} not in {body}"
+        );
+        if status == 401 {
+            assert_eq!(challenge.as_deref(), Some("Bearer realm=\"a2a\""));
+        }
+    }
+    assert_eq!(model.requests().len(), turns, "nothing was created");
+}
+
+#[tokio::test]
+async fn in_anonymous_mode_a_client_with_nothing_gets_tasks_reached_by_id_alone() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(replies(40)).await;
+    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    config.server_extra = vec!["[server.auth]".into(), "mode = \"anonymous\"".into()];
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let nobody = SdkClient::new(&url, binding, "");
+        let sent = nobody.call("send", &["--text", "Hello"]).await.ok();
+        let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
+        assert_eq!(
+            task_id.len(),
+            64,
+            "an id only this deployment can derive: {task_id}"
+        );
+        let streamed = nobody
+            .call("stream", &["--task-id", &task_id, "--text", "Again"])
+            .await
+            .ok();
+        assert!(streamed.len() >= 2, "{streamed:?}");
+        assert_eq!(
+            nobody.call("get", &["--task-id", &task_id]).await.ok()[0]["id"],
+            task_id.as_str()
+        );
+        // Never listed, to this caller or any other.
+        assert!(task_ids(&nobody.call("list", &[]).await.ok()[0]).is_empty());
+        let canceled = nobody.call("cancel", &["--task-id", &task_id]).await.ok();
+        assert_eq!(state(&canceled[0]), "TASK_STATE_CANCELED");
+    }
+
+    // The same message id from two anonymous callers with different words: two tasks; the same
+    // message sent again: the same task.
+    let first = raw_rpc(&url, &[], "SendMessage", hello("m-shared")).await.2;
+    let mut other = hello("m-shared");
+    other["message"]["parts"][0]["text"] = json!("something else");
+    let second = raw_rpc(&url, &[], "SendMessage", other).await.2;
+    let again = raw_rpc(&url, &[], "SendMessage", hello("m-shared")).await.2;
+    let id = |answer: &Value| answer["result"]["task"]["id"].as_str().unwrap().to_string();
+    assert_ne!(id(&first), id(&second));
+    assert_eq!(id(&first), id(&again));
+
+    // Claiming an identity without proving it is refused, not taken.
+    for claimed in ["alice", "front-desk"] {
+        let (status, _, body) = raw_rpc(
+            &url,
+            &[("X-Participant-Id", claimed)],
+            "SendMessage",
+            hello("m-claim"),
+        )
+        .await;
+        assert_eq!(status, 401, "{body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("no asserted")
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_asserted_caller_cannot_claim_this_agents_own_id() {
+    let agent = agent().await;
+    let (status, _, body) = raw_rpc(
+        &agent.url,
+        &[("X-Participant-Id", "front-desk")],
+        "SendMessage",
+        hello("m-1"),
+    )
+    .await;
+    assert_eq!(status, 401, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("reserved"),
+        "{body}"
+    );
+    let mut by_metadata = hello("m-2");
+    by_metadata["message"]["metadata"] = json!({"participant_id": "front-desk"});
+    let (status, _, body) = raw_rpc(&agent.url, &[], "SendMessage", by_metadata).await;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (200, json!(-32602)),
+        "{body}"
+    );
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("reserved"),
+        "{body}"
+    );
     assert_eq!(agent.model.requests().len(), 0, "nothing was created");
 }

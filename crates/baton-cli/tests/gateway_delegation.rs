@@ -4,9 +4,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use baton_proto::TaskState;
-use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess};
-use baton_tests::fake_model::{FakeModel, Scripted, call, reply};
+use baton_core::deployment_key::DeploymentKey;
+use baton_proto::{TaskState, TaskView};
+use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, history_text};
+use baton_tests::fake_model::{FakeModel, ModelResponseSpec, Scripted, call, reply};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use temporalio_client::WorkflowListOptions;
@@ -88,17 +89,129 @@ async fn a_parent_delegates_to_self_over_a2a_and_the_child_sees_only_its_brief()
     );
 }
 
+/// The `sealed:…` values in a history's text.
+fn sealed_values(history: &str) -> Vec<String> {
+    history
+        .match_indices("sealed:")
+        .map(|(at, prefix)| {
+            let hex: String = history[at + prefix.len()..]
+                .chars()
+                .take_while(char::is_ascii_hexdigit)
+                .collect();
+            format!("{prefix}{hex}")
+        })
+        .collect()
+}
+
 #[tokio::test]
-async fn two_batons_delegate_to_each_other() {
+async fn a_self_delegations_push_token_reaches_the_child_sealed_and_is_never_read_back() {
+    let temporal = TestTemporal::start().await;
+    // The child's answer waits for the test, so the stand-in registers its push webhook while
+    // the child works.
+    let model = FakeModel::responding(|request| {
+        if shown(request).contains("goal: What is 6 times 7?") {
+            Scripted::Held(ModelResponseSpec {
+                text: Some("42".into()),
+                tool_calls: vec![],
+            })
+        } else {
+            parent_and_child(request)
+        }
+    })
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-sealed",
+            baton_tests::engine::task_input("parent", "Work out 6 times 7 with a sub-task."),
+        )
+        .await;
+    let view = temporal
+        .wait_for_task("t-sealed", WITHIN, |v| {
+            v.sub_tasks.iter().any(|row| row.remote_task_id.is_some())
+        })
+        .await;
+    let child_id = view.sub_tasks[0].remote_task_id.clone().unwrap();
+    let stand_in_id = view.sub_tasks[0].workflow_id.clone();
+
+    let deadline = tokio::time::Instant::now() + WITHIN;
+    let sealed = loop {
+        let sealed = sealed_values(&history_text(temporal.history(&child_id).await).await);
+        if !sealed.is_empty() {
+            break sealed;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no push config reached the child"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let key = DeploymentKey::from_secret(baton_tests::TEST_DEPLOYMENT_SECRET);
+    let tokens: Vec<String> = sealed
+        .iter()
+        .map(|s| key.open(s).expect("sealed under this deployment's secret"))
+        .collect();
+    assert!(
+        tokens.iter().all(|t| t.len() == 64),
+        "the stand-in's 256-bit token"
+    );
+
+    // Read back, even by this deployment itself, the config has no token.
+    let listed = reqwest::Client::new()
+        .get(format!("{url}/tasks/{child_id}/pushNotificationConfigs"))
+        .header("A2A-Version", "1.0")
+        .bearer_auth(key.self_call_token())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.status(), 200);
+    let listed: Value = listed.json().await.unwrap();
+    assert_eq!(
+        listed["configs"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
+    assert!(listed["configs"][0].get("token").is_none(), "{listed}");
+
+    model.release();
+    let parent = temporal
+        .wait_for_task("t-sealed", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(parent.state, TaskState::Completed, "{parent:#?}");
+    for id in [child_id.as_str(), "t-sealed", stand_in_id.as_str()] {
+        let history = history_text(temporal.history(id).await).await;
+        for token in &tokens {
+            assert!(
+                !history.contains(token.as_str()),
+                "the token is in {id}'s history"
+            );
+        }
+    }
+}
+
+/// What the ledger's auth is and how the desk proves itself to it.
+struct LedgerAuth {
+    /// `[server]` lines of the ledger.
+    server: Vec<String>,
+    ledger_env: Vec<(&'static str, &'static str)>,
+    /// More fields of the desk's `agents` entry for the ledger.
+    desk_entry: &'static str,
+    desk_env: Vec<(&'static str, &'static str)>,
+}
+
+/// The desk delegates "Does the ledger balance?" to the ledger, another Baton; returns the
+/// desk's task and the ledger's, once the desk's task ended.
+async fn desk_asks_the_ledger(auth: LedgerAuth) -> (TaskView, TaskView) {
     let temporal = TestTemporal::start().await;
     let ledger_model = FakeModel::responding(|_| reply("The ledger balances.")).await;
-    let ledger = WorkerConfig::new(&temporal, &ledger_model.base_url()).with_push_receiver();
+    let mut ledger = WorkerConfig::new(&temporal, &ledger_model.base_url()).with_push_receiver();
+    ledger.agent_id = "ledger".into();
+    ledger.server_extra = auth.server;
     let ledger_url = ledger.base_url.clone().unwrap();
-    let ledger_config = WorkerConfig {
-        agent_id: "ledger".into(),
-        ..ledger
-    };
-    let _ledger = WorkerProcess::start(baton(), &ledger_config.render()).await;
+    let _ledger = WorkerProcess::start_with_env(baton(), &ledger.render(), &auth.ledger_env).await;
 
     let desk_model = FakeModel::responding(|request| {
         let text = shown(request);
@@ -116,8 +229,8 @@ async fn two_batons_delegate_to_each_other() {
     .await;
     let desk = WorkerConfig::new(&temporal, &desk_model.base_url())
         .with_push_receiver()
-        .agent("ledger", &ledger_url, "");
-    let _desk = WorkerProcess::start(baton(), &desk.render()).await;
+        .agent("ledger", &ledger_url, auth.desk_entry);
+    let _desk = WorkerProcess::start_with_env(baton(), &desk.render(), &auth.desk_env).await;
 
     temporal
         .start_task(
@@ -134,19 +247,50 @@ async fn two_batons_delegate_to_each_other() {
         view.last_answer.as_deref(),
         Some("Balanced, says the ledger.")
     );
+    let ledger_task = temporal
+        .task_view(view.sub_tasks[0].remote_task_id.as_ref().unwrap())
+        .await;
+    (view, ledger_task)
+}
+
+#[tokio::test]
+async fn two_batons_delegate_to_each_other() {
+    let (view, ledger_task) = desk_asks_the_ledger(LedgerAuth {
+        server: vec![],
+        ledger_env: vec![],
+        desk_entry: "",
+        desk_env: vec![],
+    })
+    .await;
     // The desk is not a trusted delegator of the ledger: it briefed only the open fields, so
     // the ledger made it a conversation, which parks awaiting the next message after its
     // answer; a delegated parent reads that as done.
     assert_eq!(view.sub_tasks[0].state, TaskState::Completed);
-    let ledger_task = temporal
-        .task_view(view.sub_tasks[0].remote_task_id.as_ref().unwrap())
-        .await;
     assert_eq!(ledger_task.state, TaskState::InputRequired);
     assert_eq!(
         ledger_task.sub_state.as_deref(),
         Some("awaiting-next-message")
     );
     assert_eq!(ledger_task.participants[0].id, "front-desk");
+}
+
+#[tokio::test]
+async fn a_baton_that_asks_for_a_token_is_delegated_to_with_the_token_and_knows_who_came() {
+    const TOKEN: &str = "desk-at-ledger-9c2f61a0";
+    let (view, ledger_task) = desk_asks_the_ledger(LedgerAuth {
+        server: vec![
+            "[server.auth]".into(),
+            "mode = \"authenticated\"".into(),
+            "tokens = [{ participant = \"desk-client\", secret_env = \"DESK_GRANT\" }]".into(),
+        ],
+        ledger_env: vec![("DESK_GRANT", TOKEN)],
+        desk_entry: "auth = { bearer_env = \"LEDGER_TOKEN\" }",
+        desk_env: vec![("LEDGER_TOKEN", TOKEN)],
+    })
+    .await;
+    assert_eq!(view.sub_tasks[0].state, TaskState::Completed);
+    // The ledger's task is the proven participant's, not whatever id the desk would claim.
+    assert_eq!(ledger_task.participants[0].id, "desk-client");
 }
 
 async fn rpc(

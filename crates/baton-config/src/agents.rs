@@ -3,6 +3,7 @@ use std::time::Duration;
 
 use url::Url;
 
+use crate::agent_auth::{self, AgentAuth};
 use crate::error::Errors;
 use crate::ids::{REMOTE_AGENT_ID_PATTERN, is_remote_agent_id};
 use crate::urls::base_url;
@@ -22,6 +23,8 @@ pub struct RemoteAgentSpec {
     pub create_timeout: Duration,
     /// Whether the card may name an interface on another origin than `url`.
     pub allow_other_origin: bool,
+    /// The credential presented to an agent whose card asks for one.
+    pub auth: Option<AgentAuth>,
 }
 
 /// How the stand-in workflow watches a sub-task on a remote agent.
@@ -60,7 +63,7 @@ impl fmt::Display for Updates {
     }
 }
 
-const KEYS: [&str; 8] = [
+const KEYS: [&str; 9] = [
     "id",
     "url",
     "version",
@@ -69,6 +72,7 @@ const KEYS: [&str; 8] = [
     "push_safety_fetch",
     "create_timeout",
     "allow_other_origin",
+    "auth",
 ];
 const DEFAULT_FOLLOW_INTERVAL: Duration = Duration::from_secs(5);
 /// The safety fetch of a push watch: a lost push costs at most this. Each push-watched
@@ -80,7 +84,11 @@ pub const DEFAULT_CREATE_TIMEOUT: Duration = Duration::from_secs(300);
 /// The longest `create_timeout`: the engine's own bound on a creation is a little longer.
 pub const MAX_CREATE_TIMEOUT: Duration = Duration::from_secs(3600);
 
-pub(crate) fn read(field: Field<'_>, errors: &mut Errors) -> Vec<RemoteAgentSpec> {
+pub(crate) fn read(
+    field: Field<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+    errors: &mut Errors,
+) -> Vec<RemoteAgentSpec> {
     let mut ids = UniqueIds::default();
     field
         .tables(
@@ -89,12 +97,13 @@ pub(crate) fn read(field: Field<'_>, errors: &mut Errors) -> Vec<RemoteAgentSpec
             errors,
         )
         .iter()
-        .filter_map(|section| read_one(section, &mut ids, errors))
+        .filter_map(|section| read_one(section, env, &mut ids, errors))
         .collect()
 }
 
 fn read_one(
     section: &Section<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
     ids: &mut UniqueIds,
     errors: &mut Errors,
 ) -> Option<RemoteAgentSpec> {
@@ -124,6 +133,7 @@ fn read_one(
         .field("create_timeout")
         .duration_up_to(Some((MAX_CREATE_TIMEOUT, "1 hour")), errors);
     let allow_other_origin = section.field("allow_other_origin").boolean(errors);
+    let auth = agent_auth::read(section.field("auth"), env, errors);
     Some(RemoteAgentSpec {
         id: id?.to_owned(),
         url: url?,
@@ -133,6 +143,7 @@ fn read_one(
         push_safety_fetch: push_safety_fetch.unwrap_or(DEFAULT_PUSH_SAFETY_FETCH),
         create_timeout: create_timeout.unwrap_or(DEFAULT_CREATE_TIMEOUT),
         allow_other_origin: allow_other_origin.unwrap_or(false),
+        auth,
     })
 }
 
@@ -437,7 +448,7 @@ mod tests {
             &one_agent("push = true"),
             "agents[0].push",
             "unknown setting (allowed: id, url, version, updates, follow_interval, push_safety_fetch, \
-             create_timeout, allow_other_origin)",
+             create_timeout, allow_other_origin, auth)",
         );
     }
 

@@ -2,7 +2,9 @@
 //! the setting by its full path and says what is allowed.
 
 mod agent;
+mod agent_auth;
 mod agents;
+mod auth;
 mod card;
 mod duration;
 mod embedded_temporal;
@@ -21,8 +23,13 @@ mod walk;
 mod test_support;
 
 pub use agent::AgentSettings;
+pub use agent_auth::{AgentAuth, ClientCredentials, EnvSecret};
 pub use agents::{
     DEFAULT_CREATE_TIMEOUT, DEFAULT_PUSH_SAFETY_FETCH, MAX_CREATE_TIMEOUT, RemoteAgentSpec, Updates,
+};
+pub use auth::{
+    ANONYMOUS_PARTICIPANT, AuthMode, AuthSettings, DEPLOYMENT_SECRET_VARIABLE, OidcSettings,
+    TokenGrant,
 };
 pub use card::{CardSettings, CardSkill};
 pub use duration::parse_duration;

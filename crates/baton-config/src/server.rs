@@ -3,6 +3,7 @@ use std::time::Duration;
 
 use url::Url;
 
+use crate::auth::{self, AuthSettings};
 use crate::error::Errors;
 use crate::urls::base_url;
 use crate::walk::{Field, UniqueIds};
@@ -33,9 +34,11 @@ pub struct ServerSettings {
     pub max_connections: usize,
     /// How long a new connection may take to send its first request's headers; default 10 s.
     pub header_timeout: Duration,
+    /// `[server.auth]`: how a caller is known.
+    pub auth: AuthSettings,
 }
 
-const KEYS: [&str; 10] = [
+const KEYS: [&str; 11] = [
     "bind",
     "base_url",
     "delegators",
@@ -46,6 +49,7 @@ const KEYS: [&str; 10] = [
     "blocking_timeout",
     "max_connections",
     "header_timeout",
+    "auth",
 ];
 const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -55,7 +59,11 @@ const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
 const DEFAULT_RATE_LIMIT_PER_MINUTE: u32 = 600;
 const DEFAULT_BIND: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
 
-pub(crate) fn read(field: Field<'_>, errors: &mut Errors) -> ServerSettings {
+pub(crate) fn read(
+    field: Field<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+    errors: &mut Errors,
+) -> ServerSettings {
     let section = field.section("a table like [server]", errors);
     section.refuse_unknown(&KEYS, errors);
     ServerSettings {
@@ -88,6 +96,7 @@ pub(crate) fn read(field: Field<'_>, errors: &mut Errors) -> ServerSettings {
             .field("header_timeout")
             .duration_up_to(Some((Duration::from_secs(300), "5 minutes")), errors)
             .unwrap_or(DEFAULT_HEADER_TIMEOUT),
+        auth: auth::read(section.field("auth"), env, errors),
     }
 }
 
@@ -315,7 +324,7 @@ mod tests {
         assert_only_error(
             "[server]\nport = 8080",
             "server.port",
-            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout, max_connections, header_timeout)",
+            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout, max_connections, header_timeout, auth)",
         );
     }
 }

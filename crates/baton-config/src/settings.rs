@@ -77,8 +77,9 @@ fn read(
     let root = Section::root(&table);
     root.refuse_unknown(&SECTIONS, &mut errors);
     let agent = agent::read(root.field("agent"), &mut errors);
-    let agents = agents::read(root.field("agents"), &mut errors);
-    let server = server::read(root.field("server"), &mut errors);
+    let agents = agents::read(root.field("agents"), env, &mut errors);
+    let server = server::read(root.field("server"), env, &mut errors);
+    refuse_own_id_grants(&server, &agent.id, &mut errors);
     let card = card::read(root.field("card"), &mut errors);
     let temporal = temporal::read(
         root.field("temporal"),
@@ -100,6 +101,22 @@ fn read(
         metrics,
         source: None,
     })
+}
+
+/// A credential may not make its holder this agent: the agent's own calls prove themselves with
+/// the deployment secret, and its id alone trusts nothing.
+fn refuse_own_id_grants(server: &ServerSettings, agent_id: &str, errors: &mut Errors) {
+    for (index, grant) in server.auth.tokens.iter().enumerate() {
+        if grant.participant == agent_id {
+            errors.push(
+                format!("server.auth.tokens[{index}].participant"),
+                format!(
+                    "{agent_id:?} is this agent's own id: its own calls prove themselves with {}; grant another id",
+                    crate::DEPLOYMENT_SECRET_VARIABLE
+                ),
+            );
+        }
+    }
 }
 
 /// The directory relative paths in the file resolve against, made absolute so that the
@@ -125,6 +142,16 @@ mod tests {
     use crate::test_support::*;
     use crate::{CardSkill, EmbeddedTemporal, TemporalMode, Updates};
 
+    fn default_auth() -> crate::AuthSettings {
+        crate::AuthSettings {
+            mode: crate::AuthMode::Asserted,
+            tokens: vec![],
+            api_key_header: "X-API-Key".into(),
+            oidc: None,
+            deployment_secret: None,
+        }
+    }
+
     #[test]
     fn an_empty_file_gives_every_default() {
         let settings = parse("").unwrap();
@@ -144,6 +171,7 @@ mod tests {
                     blocking_timeout: Duration::from_secs(60),
                     max_connections: 1024,
                     header_timeout: Duration::from_secs(10),
+                    auth: default_auth(),
                 },
                 card: CardSettings::default(),
                 temporal: TemporalSettings {
@@ -268,6 +296,7 @@ bind = "0.0.0.0:9464"
                         push_safety_fetch: crate::agents::DEFAULT_PUSH_SAFETY_FETCH,
                         create_timeout: crate::agents::DEFAULT_CREATE_TIMEOUT,
                         allow_other_origin: false,
+                        auth: None,
                     },
                     RemoteAgentSpec {
                         id: "notes".into(),
@@ -278,6 +307,7 @@ bind = "0.0.0.0:9464"
                         push_safety_fetch: crate::agents::DEFAULT_PUSH_SAFETY_FETCH,
                         create_timeout: crate::agents::DEFAULT_CREATE_TIMEOUT,
                         allow_other_origin: false,
+                        auth: None,
                     },
                 ],
                 server: ServerSettings {
@@ -291,6 +321,7 @@ bind = "0.0.0.0:9464"
                     blocking_timeout: Duration::from_secs(60),
                     max_connections: 1024,
                     header_timeout: Duration::from_secs(10),
+                    auth: default_auth(),
                 },
                 card: CardSettings {
                     name: Some("Front desk".into()),
@@ -355,7 +386,7 @@ bind = "0.0.0.0:9464"
         assert_only_error(
             "[server]\n\"bind address\" = \"x\"",
             "server.\"bind address\"",
-            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout, max_connections, header_timeout)",
+            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout, max_connections, header_timeout, auth)",
         );
     }
 

@@ -9,13 +9,19 @@ use baton_config::Settings;
 
 /// For each key table of the reference, in order: a TOML document that puts `{key}` in that
 /// table. The last table of the page lists environment variables, not keys.
-const PROBES: [(&str, &str); 9] = [
+const PROBES: [(&str, &str); 12] = [
     ("[agent]", "[agent]\n{key} = 1"),
     (
         "agents",
         "agents = [{ id = \"a\", url = \"https://a.example.com\", {key} = 1 }]",
     ),
     ("[server]", "[server]\n{key} = 1"),
+    ("[server.auth]", "[server.auth]\n{key} = 1"),
+    (
+        "[[server.auth.tokens]]",
+        "[[server.auth.tokens]]\n{key} = 1",
+    ),
+    ("[server.auth.oidc]", "[server.auth.oidc]\n{key} = 1"),
     ("[card]", "[card]\n{key} = 1"),
     (
         "[[card.skills]]",
@@ -102,6 +108,11 @@ fn every_documented_key_is_accepted_and_every_accepted_key_is_documented() {
     let variables = tables.last().unwrap();
     assert_eq!(
         variables.iter().map(String::as_str).collect::<Vec<_>>(),
-        ["BATON_MODEL_API_KEY", "OPENAI_API_KEY", "TEMPORAL_API_KEY"]
+        [
+            "BATON_DEPLOYMENT_SECRET",
+            "BATON_MODEL_API_KEY",
+            "OPENAI_API_KEY",
+            "TEMPORAL_API_KEY"
+        ]
     );
 }

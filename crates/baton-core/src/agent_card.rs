@@ -2,11 +2,14 @@
 //! public URL. The gateway serves it; the registry uses it, unfetched, for `self` and for other
 //! Baton agents of the same process.
 
+use std::collections::HashMap;
+
 use a2a::{
-    AgentCapabilities, AgentCard, AgentExtension, AgentInterface, AgentSkill,
+    AgentCapabilities, AgentCard, AgentExtension, AgentInterface, AgentSkill, ApiKeySecurityScheme,
+    HttpAuthSecurityScheme, OpenIdConnectSecurityScheme, SecurityRequirement, SecurityScheme,
     TRANSPORT_PROTOCOL_HTTP_JSON, TRANSPORT_PROTOCOL_JSONRPC,
 };
-use baton_config::Settings;
+use baton_config::{AuthMode, AuthSettings, Settings};
 use url::Url;
 
 use crate::extensions::{ENVELOPE_MEDIA_TYPE, SUPPORTED_EXTENSIONS};
@@ -78,10 +81,68 @@ pub fn agent_card(settings: &Settings) -> AgentCard {
         provider: None,
         documentation_url: None,
         icon_url: None,
-        security_schemes: None,
-        security_requirements: None,
+        security_schemes: security_schemes(&settings.server.auth),
+        security_requirements: security_requirements(&settings.server.auth),
         signatures: None,
     }
+}
+
+const BEARER_SCHEME: &str = "bearer";
+const API_KEY_SCHEME: &str = "apiKey";
+const OIDC_SCHEME: &str = "oidc";
+
+/// The credentials `[server.auth]` takes, as the card's `securitySchemes`; none when it takes
+/// none, so a peer that refuses every scheme (tiny-harness) still delegates to an open agent.
+fn security_schemes(auth: &AuthSettings) -> Option<HashMap<String, SecurityScheme>> {
+    let mut schemes = HashMap::new();
+    if !auth.tokens.is_empty() {
+        schemes.insert(
+            BEARER_SCHEME.to_string(),
+            SecurityScheme::HttpAuth(HttpAuthSecurityScheme {
+                scheme: "Bearer".into(),
+                description: Some("a token the operator issued you".into()),
+                bearer_format: None,
+            }),
+        );
+        schemes.insert(
+            API_KEY_SCHEME.to_string(),
+            SecurityScheme::ApiKey(ApiKeySecurityScheme {
+                location: "header".into(),
+                name: auth.api_key_header.clone(),
+                description: Some("the same token, as an API key".into()),
+            }),
+        );
+    }
+    if let Some(oidc) = &auth.oidc {
+        let issuer = oidc.issuer.as_str().trim_end_matches('/');
+        schemes.insert(
+            OIDC_SCHEME.to_string(),
+            SecurityScheme::OpenIdConnect(OpenIdConnectSecurityScheme {
+                open_id_connect_url: format!("{issuer}/.well-known/openid-configuration"),
+                description: Some(format!(
+                    "a JWT from this issuer for audience {:?}; the participant is its {:?} claim",
+                    oidc.audience, oidc.participant_claim
+                )),
+            }),
+        );
+    }
+    (!schemes.is_empty()).then_some(schemes)
+}
+
+/// Any one scheme satisfies; where a caller may also come without a credential (asserted or
+/// anonymous mode), an empty requirement says so.
+fn security_requirements(auth: &AuthSettings) -> Option<Vec<SecurityRequirement>> {
+    let schemes = security_schemes(auth)?;
+    let mut names: Vec<&String> = schemes.keys().collect();
+    names.sort();
+    let mut requirements: Vec<SecurityRequirement> = names
+        .into_iter()
+        .map(|name| HashMap::from([(name.clone(), Vec::new())]))
+        .collect();
+    if auth.mode != AuthMode::Authenticated {
+        requirements.push(HashMap::new());
+    }
+    Some(requirements)
 }
 
 #[cfg(test)]
@@ -91,6 +152,53 @@ mod tests {
 
     fn settings(toml: &str) -> Settings {
         Settings::parse(toml, Path::new("."), &|_| None).unwrap()
+    }
+
+    #[test]
+    fn the_card_declares_each_credential_the_gateway_takes() {
+        let env = |name: &str| (name == "T").then(|| "0123456789abcdef".to_string());
+        let authenticated = Settings::parse(
+            r#"
+            [server.auth]
+            mode = "authenticated"
+            api_key_header = "X-Key"
+            tokens = [{ participant = "alice", secret_env = "T" }]
+            [server.auth.oidc]
+            issuer = "https://id.example.com/"
+            audience = "baton"
+            "#,
+            Path::new("."),
+            &env,
+        )
+        .unwrap();
+        let card = serde_json::to_value(agent_card(&authenticated)).unwrap();
+        assert_eq!(
+            card["securitySchemes"],
+            serde_json::json!({
+                "bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer", "description": "a token the operator issued you"}},
+                "apiKey": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key", "description": "the same token, as an API key"}},
+                "oidc": {"openIdConnectSecurityScheme": {
+                    "openIdConnectUrl": "https://id.example.com/.well-known/openid-configuration",
+                    "description": "a JWT from this issuer for audience \"baton\"; the participant is its \"sub\" claim"
+                }}
+            })
+        );
+        assert_eq!(
+            card["securityRequirements"],
+            serde_json::json!([
+                {"schemes": {"apiKey": {"list": []}}},
+                {"schemes": {"bearer": {"list": []}}},
+                {"schemes": {"oidc": {"list": []}}}
+            ])
+        );
+        let mut anonymous = authenticated.clone();
+        anonymous.server.auth.mode = AuthMode::Anonymous;
+        let requirements = agent_card(&anonymous).security_requirements.unwrap();
+        assert_eq!(
+            requirements.last(),
+            Some(&HashMap::new()),
+            "a credential is optional"
+        );
     }
 
     #[test]

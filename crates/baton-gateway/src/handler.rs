@@ -32,8 +32,8 @@ use temporalio_common::search_attributes::SearchAttributes;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::a2a_task::{events_of, task_of};
-use crate::identity::{check_task_id, follow_up_sender, required_caller, sender};
-use crate::intake::{Trust, follow_up, inbox_message, new_task};
+use crate::identity::{CallerKind, check_task_id, follow_up_sender, required_caller, sender};
+use crate::intake::{Trust, follow_up, inbox_message, new_task, text_of};
 use crate::listing::list_tasks;
 use crate::push_configs::{self, check_url};
 
@@ -58,6 +58,9 @@ pub struct GatewayConfig {
     /// This agent's public URL: its own push receiver (`<base_url>/a2a/push/<stand-in id>`),
     /// which its own stand-ins register, is trusted whatever address it has.
     pub public_url: url::Url,
+    /// What the deployment secret gives: webhook secrets are sealed with it before they reach
+    /// history, and anonymous tasks' ids are keyed by it.
+    pub deployment: Arc<baton_core::deployment_key::DeploymentKey>,
 }
 
 /// The `RequestHandler` of Baton's gateway.
@@ -144,7 +147,7 @@ impl TemporalHandler {
             .and_then(|c| c.task_push_notification_config.as_ref());
         if let Some(task_id) = message.task_id.clone().filter(|id| !id.is_empty()) {
             check_task_id(&task_id)?;
-            let sender = follow_up_sender(params, message, &task_id)?;
+            let sender = follow_up_sender(params, message, &task_id, &self.config.agent_id)?.id;
             let mut inbox = follow_up(&sender, message)?;
             inbox.push_config = webhook.map(|w| self.push_config(&task_id, w)).transpose()?;
             let view = self.view(&task_id).await?;
@@ -175,20 +178,31 @@ impl TemporalHandler {
                 receipt: Some(receipt),
             });
         }
-        let sender = sender(params, message)?;
+        let caller = sender(params, message, &self.config.agent_id)?;
+        let trusted = Trust {
+            delegators: &self.config.delegators,
+        }
+        .trusts(&caller);
         // A retried first message lands on the same task: its id derives from the sender and
-        // the message id, and the inbox drops the duplicate.
-        let task_id = derived_id(&[&sender, &message.message_id]);
+        // the message id, and the inbox drops the duplicate. An anonymous task is reached by its
+        // id alone, so its id is one only this deployment can derive, from the message's text
+        // too: another anonymous caller reusing a message id gets a task of their own.
+        let task_id = if caller.kind == CallerKind::Anonymous {
+            self.config.deployment.keyed_id(&[
+                "anonymous task",
+                &message.message_id,
+                &text_of(message),
+            ])
+        } else {
+            derived_id(&[&caller.id, &message.message_id])
+        };
+        let sender = caller.id;
         let context_id = message
             .context_id
             .clone()
             .filter(|c| !c.is_empty())
             .unwrap_or_else(|| derived_id(&[&task_id, "context"]));
-        let trust = Trust {
-            agent_id: &self.config.agent_id,
-            delegators: &self.config.delegators,
-        };
-        let input = new_task(&sender, message, &context_id, &trust)?;
+        let input = new_task(&sender, message, &context_id, trusted)?;
         let mut inbox = inbox_message(&sender, message);
         inbox.push_config = webhook.map(|w| self.push_config(&task_id, w)).transpose()?;
         let indexed = self.config.search_attributes.then(|| {
@@ -295,7 +309,7 @@ impl TemporalHandler {
             .clone()
             .filter(|id| !id.is_empty())
             .unwrap_or_else(|| derived_id(&[task_id, &req.url]));
-        Ok(push_configs::from_a2a(req, id))
+        Ok(push_configs::from_a2a(req, id, &self.config.deployment))
     }
 
     pub(crate) async fn view(&self, task_id: &str) -> Result<TaskView, A2AError> {
@@ -328,7 +342,7 @@ impl TemporalHandler {
         task_id: &str,
     ) -> Result<TaskView, A2AError> {
         check_task_id(task_id)?;
-        let caller = required_caller(params, task_id)?;
+        let caller = required_caller(params, task_id)?.id;
         let view = self.view(task_id).await?;
         if view.participants.iter().any(|p| p.id == caller) {
             Ok(view)

@@ -1,6 +1,7 @@
-//! Who is calling. A caller asserts a participant id with `X-Participant-Id`, or with
-//! `metadata.participant_id` on a message; Baton authenticates nobody itself (the perimeter
-//! does), but it never lets the two disagree and never serves a task to a stranger.
+//! Who is calling, as the routes see it: `X-Participant-Id` as [`crate::auth`] left it (the
+//! proven participant, or the asserted one where the mode takes that), with `X-Baton-Caller`
+//! saying how it is known. A first message may name its sender in `metadata.participant_id`
+//! instead; the two never disagree, and a stranger is never served another's task.
 
 use a2a::{A2AError, Message};
 use a2a_server::ServiceParams;
@@ -9,7 +10,9 @@ use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-const PARTICIPANT_HEADER: &str = "x-participant-id";
+pub const PARTICIPANT_HEADER: &str = "x-participant-id";
+/// Set by [`crate::auth::authenticate`] only: how the participant is known.
+pub const CALLER_KIND_HEADER: &str = "x-baton-caller";
 const PARTICIPANT_METADATA: &str = "participant_id";
 /// The longest participant or task id the gateway takes.
 pub const MAX_ID_CHARS: usize = 256;
@@ -57,18 +60,71 @@ pub async fn readable_identity(request: Request, next: Next) -> Response {
     }
 }
 
+/// How a caller's participant is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallerKind {
+    /// A credential proved it.
+    Authenticated,
+    /// This deployment's own token: one of its agents calling itself. Trusted to brief fully.
+    Deployment,
+    /// Taken as said (`server.auth.mode = "asserted"`).
+    Asserted,
+    /// No credential, in anonymous mode.
+    Anonymous,
+}
+
+impl CallerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallerKind::Authenticated => "authenticated",
+            CallerKind::Deployment => "deployment",
+            CallerKind::Asserted => "asserted",
+            CallerKind::Anonymous => "anonymous",
+        }
+    }
+
+    fn of(params: &ServiceParams) -> CallerKind {
+        match params
+            .get(CALLER_KIND_HEADER)
+            .and_then(|values| values.first())
+            .map(String::as_str)
+        {
+            Some("authenticated") => CallerKind::Authenticated,
+            Some("deployment") => CallerKind::Deployment,
+            Some("anonymous") => CallerKind::Anonymous,
+            _ => CallerKind::Asserted,
+        }
+    }
+}
+
+/// A participant and how it is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub id: String,
+    pub kind: CallerKind,
+}
+
 /// The participant a call is made as, from the header alone.
-pub fn caller(params: &ServiceParams) -> Option<String> {
+pub fn caller(params: &ServiceParams) -> Option<Caller> {
     params
         .get(PARTICIPANT_HEADER)
         .and_then(|values| values.first())
         .map(|v| v.trim().to_string())
         .filter(|v| !v.is_empty())
+        .map(|id| Caller {
+            id,
+            kind: CallerKind::of(params),
+        })
 }
 
 /// The sender of a message: the header, or the message's metadata. Both given and different,
-/// or neither given, is invalid.
-pub fn sender(params: &ServiceParams, message: &Message) -> Result<String, A2AError> {
+/// or neither given, is invalid; an id in the metadata is asserted, so it may not be this
+/// agent's own (`agent_id`) nor the anonymous one.
+pub fn sender(
+    params: &ServiceParams,
+    message: &Message,
+    agent_id: &str,
+) -> Result<Caller, A2AError> {
     let from_metadata = message
         .metadata
         .as_ref()
@@ -84,10 +140,20 @@ pub fn sender(params: &ServiceParams, message: &Message) -> Result<String, A2AEr
         )));
     }
     match (caller(params), from_metadata) {
-        (Some(header), Some(metadata)) if header != metadata => Err(A2AError::invalid_params(
+        (Some(header), Some(metadata)) if header.id != metadata => Err(A2AError::invalid_params(
             "the message names a different participant than X-Participant-Id",
         )),
-        (Some(id), _) | (None, Some(id)) => Ok(id),
+        (Some(caller), _) => Ok(caller),
+        (None, Some(id)) if id == agent_id || id == baton_config::ANONYMOUS_PARTICIPANT => {
+            Err(A2AError::invalid_params(format!(
+                "metadata.participant_id {id:?} is reserved: this agent's own calls prove \
+                 themselves with its deployment secret"
+            )))
+        }
+        (None, Some(id)) => Ok(Caller {
+            id,
+            kind: CallerKind::of(params),
+        }),
         (None, None) => Err(A2AError::invalid_params(format!(
             "{NO_PARTICIPANT}: send X-Participant-Id or metadata.participant_id"
         ))),
@@ -101,8 +167,9 @@ pub fn follow_up_sender(
     params: &ServiceParams,
     message: &Message,
     task_id: &str,
-) -> Result<String, A2AError> {
-    sender(params, message).map_err(|error| {
+    agent_id: &str,
+) -> Result<Caller, A2AError> {
+    sender(params, message, agent_id).map_err(|error| {
         if error.message.starts_with(NO_PARTICIPANT) {
             A2AError::task_not_found(task_id)
         } else {
@@ -112,7 +179,7 @@ pub fn follow_up_sender(
 }
 
 /// The caller of a call that names an existing task; without one the task is "not found".
-pub fn required_caller(params: &ServiceParams, task_id: &str) -> Result<String, A2AError> {
+pub fn required_caller(params: &ServiceParams, task_id: &str) -> Result<Caller, A2AError> {
     caller(params).ok_or_else(|| A2AError::task_not_found(task_id))
 }
 

@@ -4,22 +4,31 @@
 use a2a::{A2AError, Message, PartContent};
 use baton_core::extensions::ENVELOPE_MEDIA_TYPE;
 use baton_proto::envelope::AcceptanceCriterion;
+
+use crate::identity::{Caller, CallerKind};
 use baton_proto::{
     InboxMessage, Lifecycle, Participant, ParticipantKind, ParticipantRole, TaskEnvelope,
     TaskEnvelopePayload, TaskInput, TaskRef,
 };
 
-/// What the gateway knows of the agent it serves, for the trust rule.
+/// Who may brief a new task fully (lifecycle, model, reasoning effort, other participants).
 pub struct Trust<'a> {
-    /// This agent's own id: its own stand-ins brief every kind of child.
-    pub agent_id: &'a str,
-    /// `[server] delegators`: other participants trusted to brief a new task fully.
+    /// `[server] delegators`: participants trusted to, once known (proven, or asserted where
+    /// the mode takes asserted ids).
     pub delegators: &'a [String],
 }
 
 impl Trust<'_> {
-    fn trusts(&self, sender: &str) -> bool {
-        sender == self.agent_id || self.delegators.iter().any(|d| d == sender)
+    /// This deployment's own calls always are; an anonymous caller never is; anyone else when a
+    /// delegator. An agent id alone is nothing: it must come with the deployment's token.
+    pub fn trusts(&self, caller: &Caller) -> bool {
+        match caller.kind {
+            CallerKind::Deployment => true,
+            CallerKind::Anonymous => false,
+            CallerKind::Authenticated | CallerKind::Asserted => {
+                self.delegators.contains(&caller.id)
+            }
+        }
     }
 }
 
@@ -100,12 +109,12 @@ pub fn new_task(
     sender: &str,
     message: &Message,
     context_id: &str,
-    trust: &Trust<'_>,
+    trusted: bool,
 ) -> Result<TaskInput, A2AError> {
     check_parts(message)?;
     let text = text_of(message);
     let brief = envelope_of(message)?.unwrap_or_default();
-    if !trust.trusts(sender) {
+    if !trusted {
         let controlled: Vec<&str> = [
             ("lifecycle", brief.lifecycle.is_some()),
             ("model", brief.model.is_some()),
@@ -263,11 +272,7 @@ mod tests {
     fn a_new_task_and_a_follow_up_both_check_their_parts() {
         let file =
             message(json!([{"text": "see this"}, {"raw": "AA==", "mediaType": "image/png"}]));
-        let trust = Trust {
-            agent_id: "front-desk",
-            delegators: &[],
-        };
-        let refused = new_task("alice", &file, "ctx", &trust).unwrap_err();
+        let refused = new_task("alice", &file, "ctx", false).unwrap_err();
         assert_eq!(refused.code, a2a::error_code::CONTENT_TYPE_NOT_SUPPORTED);
         let refused = follow_up("alice", &file).unwrap_err();
         assert_eq!(refused.code, a2a::error_code::CONTENT_TYPE_NOT_SUPPORTED);

@@ -3,11 +3,13 @@
 //! of gateways can serve the same tasks.
 
 mod a2a_task;
+mod auth;
 mod card;
 mod handler;
 mod identity;
 mod intake;
 mod listing;
+mod oidc;
 mod push_configs;
 mod push_receiver;
 mod refusals;
@@ -15,7 +17,9 @@ mod routes;
 mod version;
 
 pub use a2a_task::{SUB_TASK_ROWS_KEY, TASK_METADATA_KEY, task_extension};
+pub use auth::Authenticator;
 pub use handler::{GatewayConfig, TemporalHandler};
+pub use identity::{Caller, CallerKind};
 pub use intake::{Trust, new_task};
 pub use push_receiver::{MAX_PUSH_BYTES, push_routes};
 pub use routes::{Limits, gateway_routes};

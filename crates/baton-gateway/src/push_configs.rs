@@ -4,6 +4,7 @@
 //! `server.allow_private_push_urls` says so: a caller must not make Baton call into its network.
 
 use a2a::{A2AError, AuthenticationInfo, TaskPushNotificationConfig};
+use baton_core::deployment_key::DeploymentKey;
 use baton_core::network::{is_internal_host, is_own_push_receiver};
 use baton_proto::{PushAuthentication, PushConfig};
 use url::Url;
@@ -32,27 +33,39 @@ pub fn check_url(url: &str, public_url: &Url, allow_private: bool) -> Result<(),
     Ok(())
 }
 
-pub fn from_a2a(config: &TaskPushNotificationConfig, id: String) -> PushConfig {
+/// The config kept with the task: its token and credentials sealed, so that history, the Web UI
+/// and anyone who can read them never see the secrets; the push opens them when it sends.
+pub fn from_a2a(
+    config: &TaskPushNotificationConfig,
+    id: String,
+    key: &DeploymentKey,
+) -> PushConfig {
     PushConfig {
         id,
         url: config.url.clone(),
-        token: config.token.clone().filter(|t| !t.is_empty()),
+        token: config
+            .token
+            .as_deref()
+            .filter(|t| !t.is_empty())
+            .map(|t| key.seal(t)),
         authentication: config.authentication.as_ref().map(|a| PushAuthentication {
             scheme: a.scheme.clone(),
-            credentials: a.credentials.clone(),
+            credentials: a.credentials.as_deref().map(|c| key.seal(c)),
         }),
     }
 }
 
+/// A config as a caller reads it back: never with its token or credentials, which only the
+/// webhook needs to see.
 pub fn to_a2a(task_id: &str, config: &PushConfig) -> TaskPushNotificationConfig {
     TaskPushNotificationConfig {
         url: config.url.clone(),
         id: Some(config.id.clone()),
         task_id: task_id.to_string(),
-        token: config.token.clone(),
+        token: None,
         authentication: config.authentication.as_ref().map(|a| AuthenticationInfo {
             scheme: a.scheme.clone(),
-            credentials: a.credentials.clone(),
+            credentials: None,
         }),
         tenant: None,
     }
@@ -84,6 +97,29 @@ mod tests {
         ] {
             assert!(check(url, false).is_err(), "{url}");
         }
+    }
+
+    #[test]
+    fn secrets_are_kept_sealed_and_never_read_back() {
+        let key = DeploymentKey::from_secret("a deployment secret");
+        let asked: TaskPushNotificationConfig = serde_json::from_value(serde_json::json!({
+            "taskId": "t-1", "url": "https://hooks.example.com/a2a", "token": "tok-123",
+            "authentication": {"scheme": "Bearer", "credentials": "cred-456"}
+        }))
+        .unwrap();
+        let kept = from_a2a(&asked, "c-1".into(), &key);
+        let stored = serde_json::to_string(&kept).unwrap();
+        assert!(
+            !stored.contains("tok-123") && !stored.contains("cred-456"),
+            "{stored}"
+        );
+        assert_eq!(key.open(kept.token.as_deref().unwrap()).unwrap(), "tok-123");
+        let credentials = kept.authentication.as_ref().unwrap().credentials.as_deref();
+        assert_eq!(key.open(credentials.unwrap()).unwrap(), "cred-456");
+        let read_back = to_a2a("t-1", &kept);
+        assert_eq!(read_back.token, None);
+        assert_eq!(read_back.authentication.unwrap().credentials, None);
+        assert_eq!(read_back.url, "https://hooks.example.com/a2a");
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub enum Refusal {
     BadRequest,
     /// A `Content-Type` other than JSON.
     NotJson,
+    /// No credential, or one that proves nothing (401).
+    Unauthenticated,
+    /// A credential that does not allow what was asked (403).
+    PermissionDenied,
     /// No such route, or no such method on it.
     NoSuchMethod,
     /// Temporal or a worker did not answer in time.
@@ -54,6 +58,8 @@ impl Refusal {
             StatusCode::PAYLOAD_TOO_LARGE => Refusal::TooLarge,
             StatusCode::TOO_MANY_REQUESTS => Refusal::RateLimited,
             StatusCode::UNSUPPORTED_MEDIA_TYPE => Refusal::NotJson,
+            StatusCode::UNAUTHORIZED => Refusal::Unauthenticated,
+            StatusCode::FORBIDDEN => Refusal::PermissionDenied,
             StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED => Refusal::NoSuchMethod,
             StatusCode::SERVICE_UNAVAILABLE => Refusal::Unavailable,
             status if status.is_server_error() => Refusal::Internal,
@@ -67,6 +73,8 @@ impl Refusal {
             Refusal::TooLarge => "REQUEST_TOO_LARGE",
             Refusal::RateLimited => "RATE_LIMIT_EXCEEDED",
             Refusal::BadRequest | Refusal::NotJson => "INVALID_REQUEST",
+            Refusal::Unauthenticated => "UNAUTHENTICATED",
+            Refusal::PermissionDenied => "PERMISSION_DENIED",
             Refusal::NoSuchMethod => "METHOD_NOT_FOUND",
             Refusal::Unavailable => "UNAVAILABLE",
             Refusal::Internal => "INTERNAL_ERROR",
@@ -80,18 +88,26 @@ impl Refusal {
             Refusal::RateLimited => "too many requests from this address; retry after a second",
             Refusal::BadRequest => "the request is not one this route reads",
             Refusal::NotJson => "the body must be JSON: send Content-Type: application/json",
+            Refusal::Unauthenticated => {
+                "a credential is needed: see the agent card's securitySchemes"
+            }
+            Refusal::PermissionDenied => "the credential does not allow this",
             Refusal::NoSuchMethod => "no such method: see the agent card for the interfaces",
             Refusal::Unavailable => "not available right now; retry later",
             Refusal::Internal => "internal error",
         }
     }
 
-    /// JSON-RPC: an oversized or unreadable request is an Invalid Request; a flood or an
-    /// outage gets the generic server error, since JSON-RPC has no code for it. The ErrorInfo
-    /// reason tells them apart.
+    /// JSON-RPC: an oversized, unreadable or unauthenticated request is an Invalid Request; a
+    /// flood or an outage gets the generic server error, since JSON-RPC has no code for it. The
+    /// ErrorInfo reason (and the HTTP status) tells them apart.
     fn json_rpc_code(self) -> i32 {
         match self {
-            Refusal::TooLarge | Refusal::BadRequest | Refusal::NotJson => -32600,
+            Refusal::TooLarge
+            | Refusal::BadRequest
+            | Refusal::NotJson
+            | Refusal::Unauthenticated
+            | Refusal::PermissionDenied => -32600,
             Refusal::RateLimited | Refusal::Unavailable => -32000,
             Refusal::NoSuchMethod => -32601,
             Refusal::Internal => -32603,
@@ -101,6 +117,8 @@ impl Refusal {
     fn rpc_status(self) -> &'static str {
         match self {
             Refusal::TooLarge | Refusal::BadRequest | Refusal::NotJson => "INVALID_ARGUMENT",
+            Refusal::Unauthenticated => "UNAUTHENTICATED",
+            Refusal::PermissionDenied => "PERMISSION_DENIED",
             Refusal::RateLimited => "RESOURCE_EXHAUSTED",
             Refusal::NoSuchMethod => "UNIMPLEMENTED",
             Refusal::Unavailable => "UNAVAILABLE",
@@ -276,7 +294,9 @@ mod tests {
             (StatusCode::INTERNAL_SERVER_ERROR, Refusal::Internal),
             (StatusCode::BAD_REQUEST, Refusal::BadRequest),
             (StatusCode::UNPROCESSABLE_ENTITY, Refusal::BadRequest),
-            (StatusCode::UNAUTHORIZED, Refusal::BadRequest),
+            (StatusCode::UNAUTHORIZED, Refusal::Unauthenticated),
+            (StatusCode::FORBIDDEN, Refusal::PermissionDenied),
+            (StatusCode::CONFLICT, Refusal::BadRequest),
         ] {
             assert_eq!(Refusal::of(status), Some(refusal), "{status}");
         }

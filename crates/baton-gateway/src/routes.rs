@@ -17,6 +17,7 @@ use axum::response::{IntoResponse, Response};
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::limit::RequestBodyLimitLayer;
 
+use crate::auth::{Authenticator, authenticate};
 use crate::card::card_routes;
 use crate::handler::TemporalHandler;
 use crate::identity::readable_identity;
@@ -34,15 +35,25 @@ pub struct Limits {
 
 /// Every route of the gateway, mounted under `base_path` (the path of `server.base_url`,
 /// empty or like `/agents/front`). Serve it with `into_make_service_with_connect_info`.
-pub fn gateway_routes(handler: TemporalHandler, base_path: &str, limits: Limits) -> Router {
+pub fn gateway_routes(
+    handler: TemporalHandler,
+    authenticator: Authenticator,
+    base_path: &str,
+    limits: Limits,
+) -> Router {
     let base = base_path.trim_end_matches('/');
     let handler = Arc::new(handler);
+    let api_key_header = authenticator.api_key_header().clone();
+    let authenticator = Arc::new(authenticator);
     let card = card_routes(&handler.config.card);
+    // The card is public and a push proves itself with its token: only the A2A methods ask who
+    // is calling.
+    let authenticated =
+        |router: Router| router.layer(from_fn_with_state(authenticator.clone(), authenticate));
     let rest = rest_router(handler.clone())
         .layer(axum::middleware::from_fn(empty_delete_is_json))
         .layer(axum::middleware::from_fn(require_a2a_1));
-    let a2a = rest
-        .merge(jsonrpc_router(handler.clone()))
+    let a2a = authenticated(rest.merge(jsonrpc_router(handler.clone())))
         .merge(push_routes(
             handler.client.clone(),
             &handler.config.task_queue,
@@ -54,7 +65,10 @@ pub fn gateway_routes(handler: TemporalHandler, base_path: &str, limits: Limits)
     } else {
         Router::new()
             .nest(base, a2a)
-            .route_service(&format!("{base}/"), jsonrpc_router(handler.clone()))
+            .route_service(
+                &format!("{base}/"),
+                authenticated(jsonrpc_router(handler.clone())),
+            )
             .merge(card)
     };
     let limiter = RateLimiter::new(limits.rate_limit_per_minute);
@@ -62,10 +76,10 @@ pub fn gateway_routes(handler: TemporalHandler, base_path: &str, limits: Limits)
         .layer(from_fn_with_state(limiter, rate_limit))
         .layer(RequestBodyLimitLayer::new(limits.max_request_bytes))
         .layer(from_fn_with_state(base.to_string(), as_a2a_errors))
-        .layer(cors())
+        .layer(cors(api_key_header))
 }
 
-fn cors() -> CorsLayer {
+fn cors(api_key_header: HeaderName) -> CorsLayer {
     CorsLayer::new()
         .allow_origin(Any)
         .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
@@ -74,6 +88,8 @@ fn cors() -> CorsLayer {
             HeaderName::from_static("a2a-version"),
             HeaderName::from_static("a2a-extensions"),
             HeaderName::from_static("x-participant-id"),
+            header::AUTHORIZATION,
+            api_key_header,
         ])
         .expose_headers([HeaderName::from_static("a2a-extensions")])
 }

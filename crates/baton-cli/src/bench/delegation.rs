@@ -533,6 +533,10 @@ async fn start_worker_process(config: &Path) -> anyhow::Result<(tokio::process::
         .args(["worker", "--config"])
         .arg(config)
         .env("RUST_LOG", "warn")
+        .env(
+            baton_config::DEPLOYMENT_SECRET_VARIABLE,
+            baton_a2a::push::new_token(),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -3,10 +3,12 @@
 //! activity on the same task queue.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use baton_config::Settings;
+use baton_core::deployment_key::DeploymentKey;
 use baton_workflows::{RemoteTaskWorkflow, TaskWorkflow};
 use temporalio_client::Client;
 use temporalio_sdk::{Worker, WorkerOptions};
@@ -28,7 +30,9 @@ where
     T: Send + 'static,
     F: Future<Output = anyhow::Result<T>> + Send + 'static,
 {
-    let activities = crate::agent_process::activities(settings, &[]).await?;
+    // The bench is one process, so one deployment: a key of its own for this run.
+    let deployment = Arc::new(DeploymentKey::from_secret(&baton_a2a::push::new_token()));
+    let activities = crate::agent_process::activities(settings, &[], &deployment).await?;
     let metrics = crate::metrics::serve(settings.metrics.bind)?;
     if let Some(endpoint) = &metrics {
         super::delegation::progress(&format!("worker metrics at {}", endpoint.url()));
@@ -53,7 +57,7 @@ where
         .context("creating the Temporal worker of the follow queue")?;
     let shutdown = worker.shutdown_handle();
     let shutdown_follows = follow_worker.shutdown_handle();
-    let http = crate::agent_process::serve_gateway(settings, &client).await?;
+    let http = crate::agent_process::serve_gateway(settings, &client, &deployment).await?;
 
     let body = tokio::spawn(body);
     let abort = body.abort_handle();

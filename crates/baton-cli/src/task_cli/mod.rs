@@ -1,7 +1,8 @@
 //! `baton task`: an A2A client of a Baton gateway (or of any A2A 1.0 agent) for operators.
 //! `send` gives a task, or a message to one, and follows it live; `show`, `list` and `cancel`
-//! read and stop tasks. Every call asserts the participant `--as` (X-Participant-Id): a gateway
-//! shows a participant only the tasks they are on.
+//! read and stop tasks. Every call is made as the participant `--as` (X-Participant-Id), or, to
+//! an agent whose card asks for a credential, with the token in `$BATON_TOKEN`, which says who
+//! you are: a gateway shows a participant only the tasks they are on.
 //!
 //! Exit codes: 0 the task completed or waits for the caller; 1 it failed, was rejected or
 //! cancelled; 2 the call itself failed; 3 it was still running when the command stopped.
@@ -15,7 +16,7 @@ use std::time::Duration;
 use a2a::{ListTasksRequest, Message, Part, Role, StreamResponse, Task};
 use anyhow::Context;
 use baton_a2a::{CardLimits, RemoteAgent};
-use baton_config::{RemoteAgentSpec, Settings, Updates};
+use baton_config::{AgentAuth, EnvSecret, RemoteAgentSpec, Secret, Settings, Updates};
 use futures::StreamExt;
 use url::Url;
 
@@ -81,12 +82,28 @@ pub struct Target {
     /// A Baton config: the agent at its server.base_url.
     #[arg(long, short, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// The participant you act as (X-Participant-Id).
+    /// The participant you act as (X-Participant-Id), where the agent takes asserted ids.
     #[arg(long = "as", value_name = "PARTICIPANT", default_value = "operator")]
     participant: String,
+    /// The environment variable holding your token, presented as a bearer token when the
+    /// agent's card asks for one.
+    #[arg(long, value_name = "VARIABLE", default_value = "BATON_TOKEN")]
+    token_env: String,
 }
 
 impl Target {
+    /// Your token, as a bearer token (a Baton gateway's `bearer` and `oidc` schemes take it).
+    fn credential(&self) -> Option<AgentAuth> {
+        let token = std::env::var(&self.token_env)
+            .ok()
+            .filter(|t| !t.is_empty())?;
+        let secret = EnvSecret {
+            variable: self.token_env.clone(),
+            secret: Secret::new(token),
+        };
+        Some(AgentAuth::Bearer(secret))
+    }
+
     async fn connect(&self) -> anyhow::Result<RemoteAgent> {
         let url = match (&self.url, &self.config) {
             (Some(url), _) => url.clone(),
@@ -107,6 +124,7 @@ impl Target {
             push_safety_fetch: baton_config::DEFAULT_PUSH_SAFETY_FETCH,
             create_timeout: baton_config::DEFAULT_CREATE_TIMEOUT,
             allow_other_origin: false,
+            auth: self.credential(),
         };
         let http = reqwest::Client::new();
         Ok(RemoteAgent::connect(&spec, &self.participant, &http, CardLimits::default()).await?)

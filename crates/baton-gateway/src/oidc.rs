@@ -1,0 +1,661 @@
+//! OpenID Connect: a caller's bearer JWT, verified against the issuer's published keys (JWKS).
+//! Only asymmetric signatures are taken (RS*, PS*, ES256, ES384): `none` and the HMAC algorithms
+//! are refused, since a key anyone can fetch must never be a verification secret.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use baton_config::OidcSettings;
+use ring::signature::{self, RsaPublicKeyComponents, UnparsedPublicKey};
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use crate::identity::is_valid_id;
+
+/// Tokens are taken up to this far past `exp` and before `nbf`, for clocks that disagree.
+const LEEWAY_SECS: i64 = 60;
+/// Keys are fetched again after this long, and at most this often for an unknown key id.
+const KEYS_MAX_AGE: Duration = Duration::from_secs(15 * 60);
+const REFETCH_AT_MOST_EVERY: Duration = Duration::from_secs(30);
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
+
+/// Why a JWT was not taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JwtRefusal {
+    /// The token was refused: the caller should get a new one (401).
+    Invalid(String),
+    /// The issuer's keys could not be read: try again later (503).
+    KeysUnavailable(String),
+}
+
+/// One public key of a JWKS.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Jwk {
+    kty: String,
+    #[serde(default)]
+    kid: Option<String>,
+    #[serde(default)]
+    alg: Option<String>,
+    #[serde(default, rename = "use")]
+    usage: Option<String>,
+    #[serde(default)]
+    n: Option<String>,
+    #[serde(default)]
+    e: Option<String>,
+    #[serde(default)]
+    crv: Option<String>,
+    #[serde(default)]
+    x: Option<String>,
+    #[serde(default)]
+    y: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct JwkSet {
+    keys: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+struct JwtHeader {
+    alg: String,
+    #[serde(default)]
+    kid: Option<String>,
+}
+
+/// What a verified token must say.
+pub struct Expected<'a> {
+    pub issuer: &'a str,
+    pub audience: &'a str,
+    pub participant_claim: &'a str,
+}
+
+/// The participant `token` proves, if it is a JWT signed by one of `keys` that `expected` takes
+/// at `now` (seconds since the epoch).
+pub fn check_jwt(
+    token: &str,
+    keys: &[Jwk],
+    now: i64,
+    expected: &Expected<'_>,
+) -> Result<String, JwtRefusal> {
+    let invalid = |why: &str| JwtRefusal::Invalid(why.to_string());
+    let mut segments = token.split('.');
+    let (Some(header), Some(payload), Some(signature), None) = (
+        segments.next(),
+        segments.next(),
+        segments.next(),
+        segments.next(),
+    ) else {
+        return Err(invalid("the bearer token is not a JWT"));
+    };
+    let decode = |segment: &str| URL_SAFE_NO_PAD.decode(segment).ok();
+    let header: JwtHeader = decode(header)
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .ok_or_else(|| invalid("the JWT header is not base64url JSON"))?;
+    let claims: serde_json::Map<String, Value> = decode(payload)
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .ok_or_else(|| invalid("the JWT claims are not base64url JSON"))?;
+    let signature =
+        decode(signature).ok_or_else(|| invalid("the JWT signature is not base64url"))?;
+    let algorithm = Algorithm::named(&header.alg).ok_or_else(|| {
+        JwtRefusal::Invalid(format!(
+            "the JWT is signed with {:?}: this agent takes RS256, RS384, RS512, PS256, PS384, PS512, ES256 or ES384",
+            baton_core::display::one_line_capped(&header.alg, 32)
+        ))
+    })?;
+    let key = pick_key(keys, &header, algorithm)
+        .ok_or_else(|| invalid("no key of the issuer matches the JWT's key id and algorithm"))?;
+    let signed = token
+        .rsplit_once('.')
+        .map(|(signed, _)| signed)
+        .unwrap_or_default();
+    if !algorithm.verify(key, signed.as_bytes(), &signature) {
+        return Err(invalid("the JWT's signature does not verify"));
+    }
+    check_claims(&claims, now, expected)
+}
+
+fn check_claims(
+    claims: &serde_json::Map<String, Value>,
+    now: i64,
+    expected: &Expected<'_>,
+) -> Result<String, JwtRefusal> {
+    let invalid = |why: String| JwtRefusal::Invalid(why);
+    let issuer = claims
+        .get("iss")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if issuer.trim_end_matches('/') != expected.issuer.trim_end_matches('/') {
+        return Err(invalid("the JWT was issued by another issuer".to_string()));
+    }
+    let for_us = match claims.get("aud") {
+        Some(Value::String(audience)) => audience == expected.audience,
+        Some(Value::Array(audiences)) => audiences.iter().any(|a| a == expected.audience),
+        _ => false,
+    };
+    if !for_us {
+        return Err(invalid(format!(
+            "the JWT is not for audience {:?}",
+            expected.audience
+        )));
+    }
+    let Some(expires) = claims.get("exp").and_then(Value::as_i64) else {
+        return Err(invalid("the JWT has no exp".to_string()));
+    };
+    if now > expires + LEEWAY_SECS {
+        return Err(invalid("the JWT has expired".to_string()));
+    }
+    if let Some(not_before) = claims.get("nbf").and_then(Value::as_i64)
+        && now + LEEWAY_SECS < not_before
+    {
+        return Err(invalid("the JWT is not valid yet".to_string()));
+    }
+    let claim = expected.participant_claim;
+    match claims.get(claim).and_then(Value::as_str) {
+        Some(id) if is_valid_id(id) => Ok(id.to_string()),
+        Some(_) => Err(invalid(format!(
+            "the JWT's {claim:?} is not a participant id (1 to 256 printable ASCII characters)"
+        ))),
+        None => Err(invalid(format!("the JWT has no {claim:?} claim"))),
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Algorithm {
+    Rsa(&'static signature::RsaParameters, &'static str),
+    Ec(&'static signature::EcdsaVerificationAlgorithm, &'static str),
+}
+
+impl Algorithm {
+    fn named(alg: &str) -> Option<Algorithm> {
+        Some(match alg {
+            "RS256" => Algorithm::Rsa(&signature::RSA_PKCS1_2048_8192_SHA256, "RS256"),
+            "RS384" => Algorithm::Rsa(&signature::RSA_PKCS1_2048_8192_SHA384, "RS384"),
+            "RS512" => Algorithm::Rsa(&signature::RSA_PKCS1_2048_8192_SHA512, "RS512"),
+            "PS256" => Algorithm::Rsa(&signature::RSA_PSS_2048_8192_SHA256, "PS256"),
+            "PS384" => Algorithm::Rsa(&signature::RSA_PSS_2048_8192_SHA384, "PS384"),
+            "PS512" => Algorithm::Rsa(&signature::RSA_PSS_2048_8192_SHA512, "PS512"),
+            "ES256" => Algorithm::Ec(&signature::ECDSA_P256_SHA256_FIXED, "ES256"),
+            "ES384" => Algorithm::Ec(&signature::ECDSA_P384_SHA384_FIXED, "ES384"),
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Algorithm::Rsa(_, name) | Algorithm::Ec(_, name) => name,
+        }
+    }
+
+    /// Whether `key` is of this algorithm's family (and curve).
+    fn fits(self, key: &Jwk) -> bool {
+        match self {
+            Algorithm::Rsa(..) => key.kty == "RSA",
+            Algorithm::Ec(_, "ES256") => key.kty == "EC" && key.crv.as_deref() == Some("P-256"),
+            Algorithm::Ec(..) => key.kty == "EC" && key.crv.as_deref() == Some("P-384"),
+        }
+    }
+
+    fn verify(self, key: &Jwk, message: &[u8], signature: &[u8]) -> bool {
+        let decode = |field: &Option<String>| {
+            field
+                .as_deref()
+                .and_then(|f| URL_SAFE_NO_PAD.decode(f).ok())
+        };
+        match self {
+            Algorithm::Rsa(parameters, _) => {
+                let (Some(n), Some(e)) = (decode(&key.n), decode(&key.e)) else {
+                    return false;
+                };
+                RsaPublicKeyComponents { n, e }
+                    .verify(parameters, message, signature)
+                    .is_ok()
+            }
+            Algorithm::Ec(algorithm, _) => {
+                let (Some(x), Some(y)) = (decode(&key.x), decode(&key.y)) else {
+                    return false;
+                };
+                let point = [&[0x04], x.as_slice(), y.as_slice()].concat();
+                UnparsedPublicKey::new(algorithm, point)
+                    .verify(message, signature)
+                    .is_ok()
+            }
+        }
+    }
+}
+
+/// The key the token names by `kid`, or the one key that fits when it names none.
+fn pick_key<'k>(keys: &'k [Jwk], header: &JwtHeader, algorithm: Algorithm) -> Option<&'k Jwk> {
+    let usable = |key: &&Jwk| {
+        algorithm.fits(key)
+            && key.alg.as_deref().is_none_or(|alg| alg == algorithm.name())
+            && key.usage.as_deref().is_none_or(|usage| usage == "sig")
+    };
+    match &header.kid {
+        Some(kid) => keys
+            .iter()
+            .filter(usable)
+            .find(|key| key.kid.as_deref() == Some(kid.as_str())),
+        None => {
+            let mut fitting = keys.iter().filter(usable);
+            match (fitting.next(), fitting.next()) {
+                (Some(only), None) => Some(only),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// The issuer's keys, fetched when first needed, again when they are old, and again (at most
+/// every 30 s) when a token names a key they lack: a rotation is picked up without a restart.
+pub struct OidcVerifier {
+    settings: OidcSettings,
+    http: reqwest::Client,
+    keys: Mutex<KeyCache>,
+}
+
+#[derive(Default)]
+struct KeyCache {
+    keys: Vec<Jwk>,
+    fetched: Option<Instant>,
+    jwks_url: Option<url::Url>,
+}
+
+impl OidcVerifier {
+    pub fn new(settings: OidcSettings, http: reqwest::Client) -> OidcVerifier {
+        let jwks_url = settings.jwks_url.clone();
+        OidcVerifier {
+            settings,
+            http,
+            keys: Mutex::new(KeyCache {
+                jwks_url,
+                ..KeyCache::default()
+            }),
+        }
+    }
+
+    /// The participant `token` proves.
+    pub async fn verify(&self, token: &str) -> Result<String, JwtRefusal> {
+        let expected = Expected {
+            issuer: self.settings.issuer.as_str(),
+            audience: &self.settings.audience,
+            participant_claim: &self.settings.participant_claim,
+        };
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let mut cache = self.keys.lock().await;
+        let stale = cache.fetched.is_none_or(|at| at.elapsed() > KEYS_MAX_AGE);
+        if stale {
+            self.refetch(&mut cache).await?;
+        }
+        match check_jwt(token, &cache.keys, now, &expected) {
+            Err(JwtRefusal::Invalid(_))
+                if !stale
+                    && cache
+                        .fetched
+                        .is_some_and(|at| at.elapsed() >= REFETCH_AT_MOST_EVERY)
+                    && names_unknown_key(token, &cache.keys) =>
+            {
+                self.refetch(&mut cache).await?;
+                check_jwt(token, &cache.keys, now, &expected)
+            }
+            outcome => outcome,
+        }
+    }
+
+    async fn refetch(&self, cache: &mut KeyCache) -> Result<(), JwtRefusal> {
+        let jwks_url = match &cache.jwks_url {
+            Some(url) => url.clone(),
+            None => {
+                let url = self.discover().await?;
+                cache.jwks_url = Some(url.clone());
+                url
+            }
+        };
+        let set: JwkSet = self.fetch_json(&jwks_url).await?;
+        // A key of a kind this agent cannot use is skipped, not a reason to refuse the rest.
+        cache.keys = set
+            .keys
+            .into_iter()
+            .filter_map(|key| serde_json::from_value(key).ok())
+            .collect();
+        cache.fetched = Some(Instant::now());
+        Ok(())
+    }
+
+    async fn discover(&self) -> Result<url::Url, JwtRefusal> {
+        let issuer = self.settings.issuer.as_str().trim_end_matches('/');
+        let url = url::Url::parse(&format!("{issuer}/.well-known/openid-configuration"))
+            .map_err(|e| JwtRefusal::KeysUnavailable(e.to_string()))?;
+        let document: Value = self.fetch_json(&url).await?;
+        if document["issuer"].as_str().map(|i| i.trim_end_matches('/')) != Some(issuer) {
+            return Err(JwtRefusal::KeysUnavailable(format!(
+                "the discovery document at {url} names another issuer"
+            )));
+        }
+        document["jwks_uri"]
+            .as_str()
+            .and_then(|uri| url::Url::parse(uri).ok())
+            .ok_or_else(|| {
+                JwtRefusal::KeysUnavailable(format!(
+                    "the discovery document at {url} has no jwks_uri"
+                ))
+            })
+    }
+
+    async fn fetch_json<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &url::Url,
+    ) -> Result<T, JwtRefusal> {
+        let unavailable = |why: String| {
+            tracing::warn!(url = %url, "the OIDC issuer's keys cannot be read: {why}");
+            JwtRefusal::KeysUnavailable(format!(
+                "the issuer's keys cannot be read right now: {why}"
+            ))
+        };
+        let mut response = self
+            .http
+            .get(url.clone())
+            .timeout(FETCH_TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| unavailable(e.to_string()))?;
+        if !response.status().is_success() {
+            return Err(unavailable(format!("HTTP {}", response.status())));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| unavailable(e.to_string()))?
+        {
+            body.extend_from_slice(&chunk);
+            if body.len() > MAX_DOCUMENT_BYTES {
+                return Err(unavailable("the document is over 1 MiB".to_string()));
+            }
+        }
+        serde_json::from_slice(&body)
+            .map_err(|e| unavailable(format!("not the JSON expected: {e}")))
+    }
+}
+
+/// Whether the token's header names a key id the keys lack.
+fn names_unknown_key(token: &str, keys: &[Jwk]) -> bool {
+    let header = token
+        .split('.')
+        .next()
+        .and_then(|h| URL_SAFE_NO_PAD.decode(h).ok())
+        .and_then(|bytes| serde_json::from_slice::<JwtHeader>(&bytes).ok());
+    header
+        .and_then(|h| h.kid)
+        .is_some_and(|kid| !keys.iter().any(|k| k.kid.as_deref() == Some(kid.as_str())))
+}
+
+#[cfg(test)]
+mod tests {
+    use ring::rand::SystemRandom;
+    use ring::signature::{EcdsaKeyPair, KeyPair, RsaKeyPair};
+    use serde_json::json;
+
+    use super::*;
+
+    const NOW: i64 = 1_800_000_000;
+    const RSA_TEST_KEY: &[u8] = include_bytes!("../testdata/rsa-2048-test-only.der");
+
+    fn b64(bytes: &[u8]) -> String {
+        URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    fn expected() -> Expected<'static> {
+        Expected {
+            issuer: "https://id.example.com",
+            audience: "baton",
+            participant_claim: "sub",
+        }
+    }
+
+    fn claims() -> Value {
+        json!({"iss": "https://id.example.com", "aud": "baton", "sub": "alice", "exp": NOW + 300})
+    }
+
+    type Sign = Box<dyn Fn(&[u8]) -> Vec<u8>>;
+
+    struct Signer {
+        sign: Sign,
+        jwk: Jwk,
+        alg: &'static str,
+    }
+
+    fn rsa() -> Signer {
+        let pair = RsaKeyPair::from_der(RSA_TEST_KEY).unwrap();
+        let public = RsaPublicKeyComponents::<Vec<u8>>::from(pair.public());
+        let jwk = serde_json::from_value(json!({
+            "kty": "RSA", "kid": "r1", "use": "sig", "n": b64(&public.n), "e": b64(&public.e)
+        }))
+        .unwrap();
+        Signer {
+            sign: Box::new(move |message| {
+                let mut signature = vec![0; pair.public().modulus_len()];
+                pair.sign(
+                    &signature::RSA_PKCS1_SHA256,
+                    &SystemRandom::new(),
+                    message,
+                    &mut signature,
+                )
+                .unwrap();
+                signature
+            }),
+            jwk,
+            alg: "RS256",
+        }
+    }
+
+    fn ec() -> Signer {
+        let random = SystemRandom::new();
+        let pkcs8 =
+            EcdsaKeyPair::generate_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, &random)
+                .unwrap();
+        let pair = EcdsaKeyPair::from_pkcs8(
+            &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
+            pkcs8.as_ref(),
+            &random,
+        )
+        .unwrap();
+        let point = pair.public_key().as_ref().to_vec();
+        let jwk = serde_json::from_value(json!({
+            "kty": "EC", "kid": "e1", "crv": "P-256", "alg": "ES256",
+            "x": b64(&point[1..33]), "y": b64(&point[33..])
+        }))
+        .unwrap();
+        Signer {
+            sign: Box::new(move |message| {
+                pair.sign(&SystemRandom::new(), message)
+                    .unwrap()
+                    .as_ref()
+                    .to_vec()
+            }),
+            jwk,
+            alg: "ES256",
+        }
+    }
+
+    fn token(signer: &Signer, header: Value, claims: &Value) -> String {
+        let signed = format!(
+            "{}.{}",
+            b64(header.to_string().as_bytes()),
+            b64(claims.to_string().as_bytes())
+        );
+        format!("{signed}.{}", b64(&(signer.sign)(signed.as_bytes())))
+    }
+
+    fn signed(signer: &Signer, claims: &Value) -> String {
+        let kid = signer.jwk.kid.clone().unwrap();
+        token(
+            signer,
+            json!({"alg": signer.alg, "kid": kid, "typ": "JWT"}),
+            claims,
+        )
+    }
+
+    #[test]
+    fn a_token_signed_by_an_issuer_key_proves_its_subject() {
+        let decoy = |mut key: Jwk, kid: &str| {
+            key.kid = Some(kid.into());
+            key
+        };
+        for signer in [rsa(), ec()] {
+            let keys = vec![
+                decoy(rsa().jwk, "old-rsa"),
+                decoy(ec().jwk, "old-ec"),
+                signer.jwk.clone(),
+            ];
+            assert_eq!(
+                check_jwt(&signed(&signer, &claims()), &keys, NOW, &expected()),
+                Ok("alice".to_string()),
+                "{}",
+                signer.alg
+            );
+        }
+    }
+
+    #[test]
+    fn a_configured_claim_and_a_list_of_audiences_are_read() {
+        let signer = ec();
+        let mut claims = claims();
+        claims["aud"] = json!(["other", "baton"]);
+        claims["email"] = json!("alice@example.com");
+        let expected = Expected {
+            participant_claim: "email",
+            ..expected()
+        };
+        assert_eq!(
+            check_jwt(
+                &signed(&signer, &claims),
+                std::slice::from_ref(&signer.jwk),
+                NOW,
+                &expected
+            ),
+            Ok("alice@example.com".to_string())
+        );
+    }
+
+    #[test]
+    fn every_forgery_and_every_wrong_claim_is_refused_with_its_reason() {
+        let signer = rsa();
+        let keys = [signer.jwk.clone()];
+        let with = |change: &dyn Fn(&mut Value)| {
+            let mut claims = claims();
+            change(&mut claims);
+            signed(&signer, &claims)
+        };
+        let good = signed(&signer, &claims());
+        let (head, rest) = good.split_once('.').unwrap();
+        let (_, signature) = rest.split_once('.').unwrap();
+        let mallory = json!({"iss": "https://id.example.com", "aud": "baton", "sub": "mallory", "exp": NOW + 300});
+        let hmac_header = b64(json!({"alg": "HS256", "kid": "r1"}).to_string().as_bytes());
+        let none_header = b64(json!({"alg": "none"}).to_string().as_bytes());
+        for (token, said) in [
+            ("abc".to_string(), "not a JWT"),
+            (
+                format!("{head}.{}.{signature}", b64(mallory.to_string().as_bytes())),
+                "signature does not verify",
+            ),
+            (
+                format!("{none_header}.{}.", b64(mallory.to_string().as_bytes())),
+                "signed with \"none\"",
+            ),
+            (
+                format!(
+                    "{hmac_header}.{}.{signature}",
+                    b64(mallory.to_string().as_bytes())
+                ),
+                "signed with \"HS256\"",
+            ),
+            (signed(&ec(), &claims()), "no key of the issuer matches"),
+            (
+                with(&|c| c["iss"] = json!("https://evil.example.com")),
+                "another issuer",
+            ),
+            (
+                with(&|c| c["aud"] = json!("someone-else")),
+                "not for audience \"baton\"",
+            ),
+            (
+                with(&|c| {
+                    c.as_object_mut().unwrap().remove("aud");
+                }),
+                "not for audience",
+            ),
+            (with(&|c| c["exp"] = json!(NOW - 61)), "has expired"),
+            (
+                with(&|c| {
+                    c.as_object_mut().unwrap().remove("exp");
+                }),
+                "has no exp",
+            ),
+            (with(&|c| c["nbf"] = json!(NOW + 61)), "not valid yet"),
+            (
+                with(&|c| {
+                    c.as_object_mut().unwrap().remove("sub");
+                }),
+                "has no \"sub\" claim",
+            ),
+            (
+                with(&|c| c["sub"] = json!("al ice\n")),
+                "not a participant id",
+            ),
+        ] {
+            match check_jwt(&token, &keys, NOW, &expected()) {
+                Err(JwtRefusal::Invalid(why)) => {
+                    assert!(why.contains(said), "{said:?} not in {why:?}")
+                }
+                other => panic!("{said}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn clocks_may_disagree_by_a_minute() {
+        let signer = ec();
+        let mut claims = claims();
+        claims["exp"] = json!(NOW - 59);
+        claims["nbf"] = json!(NOW + 59);
+        assert!(
+            check_jwt(
+                &signed(&signer, &claims),
+                std::slice::from_ref(&signer.jwk),
+                NOW,
+                &expected()
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_key_is_picked_by_id_or_as_the_only_one_that_fits() {
+        let signer = ec();
+        let no_kid = token(&signer, json!({"alg": "ES256"}), &claims());
+        assert!(check_jwt(&no_kid, &[rsa().jwk, signer.jwk.clone()], NOW, &expected()).is_ok());
+        let other_ec = ec().jwk;
+        assert!(check_jwt(&no_kid, &[other_ec, signer.jwk.clone()], NOW, &expected()).is_err());
+        let mut encryption_key = signer.jwk.clone();
+        encryption_key.usage = Some("enc".into());
+        assert!(
+            check_jwt(
+                &signed(&signer, &claims()),
+                &[encryption_key],
+                NOW,
+                &expected()
+            )
+            .is_err()
+        );
+        assert!(names_unknown_key(&signed(&signer, &claims()), &[rsa().jwk]));
+        assert!(!names_unknown_key(
+            &signed(&signer, &claims()),
+            std::slice::from_ref(&signer.jwk)
+        ));
+    }
+}
