@@ -1,15 +1,17 @@
 """The official Python a2a-sdk client, driven from Baton's tests: one operation per run.
 
-  a2a_client.py --url URL --binding JSONRPC|HTTP+JSON --participant ID OP [options]
+  a2a_client.py --url URL --binding JSONRPC|HTTP+JSON|GRPC --participant ID OP [options]
 
 With --scheme and --credential, the SDK's AuthInterceptor presents the credential as the card's
-scheme of that name says; with no --participant, no X-Participant-Id is sent.
+scheme of that name says; with no --participant, no X-Participant-Id is sent. Over GRPC the
+card's gRPC interface is called on an insecure channel, and --participant travels as metadata.
 
 OP is send, stream, get, list, cancel, subscribe, or push-create, push-get, push-list,
 push-delete. A send or stream with --push-url carries that webhook inline, in
 configuration.taskPushNotificationConfig. Results go to stdout as JSON (ProtoJSON
 dicts; a stream prints one event a line). An A2A error prints {"error": {"type", "reason",
-"message"}} and exits 3, so a test can check every error by its ErrorInfo reason.
+"message"}} and exits 3, so a test can check every error by its ErrorInfo reason; a client
+error with no A2A reason prints the same with an empty reason.
 """
 
 import argparse
@@ -18,11 +20,14 @@ import json
 import sys
 import uuid
 
+import grpc
 import httpx
 from google.protobuf.json_format import MessageToDict
 
 from a2a.client import ClientConfig, create_client
 from a2a.client.auth import AuthInterceptor, CredentialService
+from a2a.client.client import ClientCallContext
+from a2a.client.interceptors import BeforeArgs, ClientCallInterceptor
 from a2a.types import (
     AuthenticationInfo,
     CancelTaskRequest,
@@ -39,6 +44,7 @@ from a2a.types import (
     SendMessageRequest,
     SubscribeToTaskRequest,
 )
+from a2a.client.errors import A2AClientError
 from a2a.utils.errors import A2A_ERROR_REASONS, A2AError
 
 
@@ -66,24 +72,45 @@ class OneCredential(CredentialService):
         return self.credential if security_scheme_name == self.scheme else None
 
 
+class Participant(ClientCallInterceptor):
+    """X-Participant-Id as a service parameter, where no httpx header can carry it (gRPC)."""
+
+    def __init__(self, participant: str):
+        self.participant = participant
+
+    async def before(self, args: BeforeArgs) -> None:
+        if args.context is None:
+            args.context = ClientCallContext()
+        if args.context.service_parameters is None:
+            args.context.service_parameters = {}
+        args.context.service_parameters["X-Participant-Id"] = self.participant
+
+    async def after(self, args) -> None:
+        return None
+
+
 def emit(proto) -> None:
     print(json.dumps(MessageToDict(proto)), flush=True)
 
 
 async def run(args: argparse.Namespace) -> None:
-    headers = {"X-Participant-Id": args.participant} if args.participant else {}
+    grpc_binding = args.binding == "GRPC"
+    headers = {"X-Participant-Id": args.participant} if args.participant and not grpc_binding else {}
     http = httpx.AsyncClient(headers=headers, timeout=60)
     config = ClientConfig(
         streaming=args.op in ("stream", "subscribe"),
         httpx_client=http,
         supported_protocol_bindings=[args.binding],
         use_client_preference=True,
+        grpc_channel_factory=grpc.aio.insecure_channel if grpc_binding else None,
     )
     # The SDK's own AuthInterceptor reads the card's securitySchemes and presents the credential
     # the way the named scheme says (a bearer token, an API key header, an OIDC token).
     interceptors = (
         [AuthInterceptor(OneCredential(args.scheme, args.credential))] if args.credential else []
     )
+    if args.participant and grpc_binding:
+        interceptors.append(Participant(args.participant))
     client = await create_client(args.url, client_config=config, interceptors=interceptors)
     try:
         if args.op in ("send", "stream"):
@@ -172,6 +199,10 @@ def main() -> None:
     except A2AError as error:
         reason = A2A_ERROR_REASONS.get(type(error), "")
         print(json.dumps({"error": {"type": type(error).__name__, "reason": reason, "message": error.message}}))
+        sys.exit(3)
+    except A2AClientError as error:
+        # A transport error that carries no A2A reason (a gRPC status of its own, say).
+        print(json.dumps({"error": {"type": type(error).__name__, "reason": "", "message": str(error)}}))
         sys.exit(3)
 
 

@@ -20,7 +20,9 @@ notifications and the SDK's sender POSTs every task event to each registered web
 URLs allowed). With --replay-history, SubscribeToTask sends the Task snapshot and then replays the
 task's earlier status updates, each with its original timestamp, before the live events: a legal
 but hostile peer. GET /_stats returns what the peer saw (see Stats.to_json), and --headers-log
-appends the A2A headers of every request to a file, one JSON object a line.
+appends the A2A headers of every request to a file, one JSON object a line. With --grpc-port
+N it also serves the A2A gRPC service on 127.0.0.1:N, and its card offers only that interface;
+every gRPC call is counted in Stats.grpc_calls by method.
 """
 
 import argparse
@@ -31,6 +33,7 @@ import uuid
 from collections import defaultdict
 from contextlib import aclosing
 
+import grpc
 import httpx
 import uvicorn
 from starlette.applications import Starlette
@@ -39,7 +42,7 @@ from starlette.routing import Route
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.request_handlers import DefaultRequestHandler, GrpcHandler
 from a2a.server.routes import (
     create_agent_card_routes,
     create_jsonrpc_routes,
@@ -50,6 +53,7 @@ from a2a.server.tasks import (
     InMemoryPushNotificationConfigStore,
     InMemoryTaskStore,
 )
+from a2a.types import a2a_pb2_grpc
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -96,6 +100,7 @@ class Stats:
         self.streams_closed = 0
         self.participants: list[str] = []
         self.unauthorized = 0  # A2A calls refused for want of a --bearer token
+        self.grpc_calls: dict[str, int] = defaultdict(int)  # gRPC method -> calls
         # Every status update the agent emitted, per task, for --replay-history.
         self.history: dict[str, list[TaskStatusUpdateEvent]] = defaultdict(list)
 
@@ -115,6 +120,7 @@ class Stats:
             "streams_opened": self.streams_opened,
             "streams_closed": self.streams_closed,
             "participants": self.participants,
+            "grpc_calls": dict(self.grpc_calls),
         }
 
 
@@ -358,6 +364,12 @@ def build_card(args: argparse.Namespace) -> AgentCard:
     ]
     if args.prefer == "rest":
         interfaces.reverse()
+    if args.grpc_port:
+        interfaces = [
+            AgentInterface(
+                url=f"127.0.0.1:{args.grpc_port}", protocol_binding="GRPC", protocol_version="1.0"
+            )
+        ]
     extensions = [AgentExtension(uri=uri, required=False) for uri in args.extension]
     skills = [
         AgentSkill(
@@ -430,7 +442,27 @@ def build_app(args: argparse.Namespace):
         *create_rest_routes(handler, path_prefix="/rest"),
         Route(STATS_PATH, stats_endpoint),
     ]
-    return observe(Starlette(routes=routes), stats, args.headers_log, args.bearer)
+    return observe(Starlette(routes=routes), stats, args.headers_log, args.bearer), handler, stats
+
+
+class CountedCalls(grpc.aio.ServerInterceptor):
+    """Counts every gRPC call by method, for GET /_stats."""
+
+    def __init__(self, stats: "Stats") -> None:
+        self.stats = stats
+
+    async def intercept_service(self, continuation, handler_call_details):
+        method = handler_call_details.method.rsplit("/", 1)[-1]
+        self.stats.grpc_calls[method] += 1
+        return await continuation(handler_call_details)
+
+
+async def serve_grpc(port: int, handler, stats: "Stats"):
+    server = grpc.aio.server(interceptors=[CountedCalls(stats)])
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+    server.add_insecure_port(f"127.0.0.1:{port}")
+    await server.start()
+    return server
 
 
 async def main() -> None:
@@ -454,11 +486,12 @@ async def main() -> None:
     parser.add_argument(
         "--oauth-token-url", default="", help="declare --bearer as OAuth2 client credentials here"
     )
+    parser.add_argument("--grpc-port", type=int, default=0, help="serve gRPC here too")
     args = parser.parse_args()
 
-    config = uvicorn.Config(
-        build_app(args), host="127.0.0.1", port=args.port, log_level="warning"
-    )
+    app, handler, stats = build_app(args)
+    grpc_server = await serve_grpc(args.grpc_port, handler, stats) if args.grpc_port else None
+    config = uvicorn.Config(app, host="127.0.0.1", port=args.port, log_level="warning")
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
     while not server.started:

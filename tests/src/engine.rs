@@ -162,6 +162,11 @@ type LogLines = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
 
 impl WorkerProcess {
     /// The config file the worker runs with.
+    /// The worker's process id, to read its memory from `/proc`.
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("the worker is running")
+    }
+
     pub fn config_path(&self) -> &Path {
         &self.config
     }

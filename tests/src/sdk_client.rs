@@ -38,6 +38,14 @@ impl SdkOutcome {
             SdkOutcome::Ok(lines) => panic!("expected an A2A error, got {lines:?}"),
         }
     }
+
+    /// The message of the error the call ended with.
+    pub fn message(&self) -> &str {
+        match self {
+            SdkOutcome::Error { message, .. } => message,
+            SdkOutcome::Ok(lines) => panic!("expected an error, got {lines:?}"),
+        }
+    }
 }
 
 impl SdkClient {

@@ -5,14 +5,22 @@
 //! typed parse and the choice of interface. Whether Baton can satisfy the card's security is the
 //! credential plan's to say (`outbound_auth`).
 
-use a2a::{AgentCard, AgentInterface, TRANSPORT_PROTOCOL_HTTP_JSON, TRANSPORT_PROTOCOL_JSONRPC};
+use a2a::{
+    AgentCard, AgentInterface, TRANSPORT_PROTOCOL_GRPC, TRANSPORT_PROTOCOL_HTTP_JSON,
+    TRANSPORT_PROTOCOL_JSONRPC,
+};
 use serde_json::Value;
 
 use crate::extensions::SUPPORTED_EXTENSIONS;
+use crate::grpc_transport::grpc_url;
 use crate::{AgentError, UnsupportedExtensionError};
 
 /// The bindings Baton speaks, in the order it prefers them when a card lists both first.
-pub const SUPPORTED_BINDINGS: &[&str] = &[TRANSPORT_PROTOCOL_JSONRPC, TRANSPORT_PROTOCOL_HTTP_JSON];
+pub const SUPPORTED_BINDINGS: &[&str] = &[
+    TRANSPORT_PROTOCOL_JSONRPC,
+    TRANSPORT_PROTOCOL_HTTP_JSON,
+    TRANSPORT_PROTOCOL_GRPC,
+];
 
 /// A card Baton accepted, with the interface it will call and the extensions both sides know.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,13 +119,18 @@ fn refuse_required_extensions(
 }
 
 /// The first interface, in the card's order of preference, with a binding Baton speaks at
-/// protocol version 1.x and an http(s) URL.
+/// protocol version 1.x and an http(s) URL (for gRPC, `host:port` or an http(s) origin).
 fn choose_interface(agent: &str, card: &AgentCard) -> Result<AgentInterface, AgentError> {
     let usable = |iface: &&AgentInterface| {
+        let reachable = if iface.protocol_binding == TRANSPORT_PROTOCOL_GRPC {
+            grpc_url(&iface.url, "http").is_some()
+        } else {
+            url::Url::parse(&iface.url)
+                .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
+        };
         SUPPORTED_BINDINGS.contains(&iface.protocol_binding.as_str())
             && iface.protocol_version.split('.').next() == Some("1")
-            && url::Url::parse(&iface.url)
-                .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
+            && reachable
     };
     card.supported_interfaces
         .iter()
@@ -132,7 +145,7 @@ fn choose_interface(agent: &str, card: &AgentCard) -> Result<AgentInterface, Age
             AgentError::NoCompatibleInterface {
                 agent: agent.to_string(),
                 reason: format!(
-                    "the card offers no A2A 1.x interface in a binding Baton speaks (JSONRPC or HTTP+JSON over http/https); it offers: {}",
+                    "the card offers no A2A 1.x interface in a binding Baton speaks (JSONRPC or HTTP+JSON over http/https, GRPC at host:port); it offers: {}",
                     if offered.is_empty() { "nothing".to_string() } else { offered.join("; ") }
                 ),
             }
@@ -262,12 +275,13 @@ mod tests {
     }
 
     #[test]
-    fn a_card_with_only_grpc_or_0_3_interfaces_is_refused_listing_them() {
+    fn a_card_with_only_unreachable_grpc_or_0_3_interfaces_is_refused_listing_them() {
         let raw = with(
             card(),
             "supportedInterfaces",
             json!([
-                {"url": "127.0.0.1:9001", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+                {"url": "https://grpc.example/a2a", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+                {"url": "127.0.0.1:9001", "protocolBinding": "GRPC", "protocolVersion": "0.3"},
                 {"url": "http://127.0.0.1:9000/v03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
             ]),
         );
@@ -275,9 +289,26 @@ mod tests {
         assert_eq!(error.code(), "a2a.no_compatible_interface");
         let text = error.to_string();
         assert!(
-            text.contains("GRPC 1.0") && text.contains("JSONRPC 0.3"),
+            text.contains("GRPC 1.0 at https://grpc.example/a2a")
+                && text.contains("GRPC 0.3")
+                && text.contains("JSONRPC 0.3"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_grpc_interface_at_host_port_is_chosen_when_the_card_prefers_it() {
+        let raw = with(
+            card(),
+            "supportedInterfaces",
+            json!([
+                {"url": "127.0.0.1:9001", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+                {"url": "http://127.0.0.1:9000/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+            ]),
+        );
+        let valid = validate_card("ledger", "http://x", &raw).unwrap();
+        assert_eq!(valid.interface.protocol_binding, "GRPC");
+        assert_eq!(valid.interface.url, "127.0.0.1:9001");
     }
 
     #[test]
@@ -286,7 +317,7 @@ mod tests {
             card(),
             "supportedInterfaces",
             json!([
-                {"url": "127.0.0.1:9001", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+                {"url": "127.0.0.1:9001", "protocolBinding": "GRPC", "protocolVersion": "0.3"},
                 {"url": "http://127.0.0.1:9000/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
                 {"url": "http://127.0.0.1:9000/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
             ]),

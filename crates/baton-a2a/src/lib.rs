@@ -8,6 +8,7 @@ pub mod card_fetch;
 pub mod card_validation;
 mod error;
 pub mod extensions;
+mod grpc_transport;
 mod outbound_auth;
 pub mod push;
 mod registry;

@@ -14,7 +14,7 @@ use crate::{AgentError, CardLimits, RemoteAgent};
 
 /// How long a connection to an agent may take to open. Calls themselves are bounded by the
 /// activities that make them, since a stream may rightly stay open for minutes.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The outcome of registering one agent.
 pub struct AgentCheck {

@@ -4,7 +4,8 @@ use std::time::Duration;
 use a2a::{
     AgentCard, AgentInterface, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
     GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest,
-    StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
+    StreamResponse, SubscribeToTaskRequest, TRANSPORT_PROTOCOL_GRPC, Task,
+    TaskPushNotificationConfig,
 };
 use a2a_client::middleware::CallInterceptor;
 use a2a_client::{A2AClient, A2AClientFactory, BoxStream, ServiceParams, Transport};
@@ -19,7 +20,9 @@ use crate::card_validation::{
     ValidatedCard, check_pinned_version, validate_built_card, validate_card,
 };
 use crate::extensions::{PARTICIPANT_HEADER, TASK_EXTENSION};
+use crate::grpc_transport::{GrpcFactory, grpc_url};
 use crate::outbound_auth::{Presenter, plan};
+use crate::registry::CONNECT_TIMEOUT;
 
 /// How a stand-in hears about a parked remote task between turns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,6 +143,7 @@ impl RemoteAgent {
             .register(Arc::new(a2a_client::rest::RestTransportFactory::new(Some(
                 http.clone(),
             ))))
+            .register(Arc::new(GrpcFactory::new(&spec.url, CONNECT_TIMEOUT)))
             .with_interceptor(Arc::new(headers))
             .build();
         // Offer the factory only the interface validation chose, so the card's order of
@@ -383,8 +387,12 @@ impl RemoteAgent {
 /// Refuses an interface on another origin than the agent's configured URL: the card is the
 /// agent's word, the URL the operator's.
 fn check_same_origin(spec: &RemoteAgentSpec, interface: &AgentInterface) -> Result<(), AgentError> {
-    let at = Url::parse(&interface.url).map(|u| u.origin());
-    if at.as_ref().is_ok_and(|origin| *origin == spec.url.origin()) {
+    let at = if interface.protocol_binding == TRANSPORT_PROTOCOL_GRPC {
+        grpc_url(&interface.url, spec.url.scheme())
+    } else {
+        Url::parse(&interface.url).ok()
+    };
+    if at.is_some_and(|url| url.origin() == spec.url.origin()) {
         return Ok(());
     }
     Err(AgentError::ForeignInterface {

@@ -69,11 +69,14 @@ pub fn routes(settings: &Settings, client: Client, deployment: Arc<DeploymentKey
             search_attributes: settings.temporal.search_attributes,
             public_url: public_url(settings),
             deployment: deployment.clone(),
+            max_message_parts: settings.server.max_message_parts,
         },
     );
     let limits = Limits {
         max_request_bytes: settings.server.max_request_bytes,
         rate_limit_per_minute: settings.server.rate_limit_per_minute,
+        max_concurrent_requests: settings.server.max_concurrent_requests,
+        max_message_parts: settings.server.max_message_parts,
     };
     let authenticator = Authenticator::new(
         &settings.server.auth,

@@ -200,3 +200,57 @@ async fn each_delegation_is_counted_once_though_its_workflows_keep_replaying() {
     let finished = "baton_delegations_finished_total";
     assert_eq!(sample(&text, finished, &completed), Some(1.0), "{text}");
 }
+
+#[tokio::test]
+async fn a_delegation_to_an_agent_that_speaks_only_grpc_runs_over_grpc() {
+    let temporal = TestTemporal::start().await;
+    let grpc_port = baton_tests::free_port().to_string();
+    let peer = PythonPeer::start(&[
+        "--behaviour",
+        "work",
+        "--work-seconds",
+        "1",
+        "--grpc-port",
+        &grpc_port,
+    ])
+    .await;
+    let model = FakeModel::start(vec![
+        call(
+            "spawn_subtask",
+            json!({"name": "balance", "goal": "Is the ledger balanced?", "agent": "ledger"}),
+        ),
+        reply("Waiting on the ledger."),
+        reply("All done."),
+    ])
+    .await;
+    // The peer's gRPC port is another origin than its card's.
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "allow_other_origin = true",
+    );
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-grpc", task_input("books", "Check."))
+        .await;
+    let view = temporal
+        .wait_for_task("t-grpc", Duration::from_secs(60), |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    assert_eq!(view.sub_tasks[0].state, TaskState::Completed);
+    let note = "is COMPLETED: done: Is the ledger balanced?";
+    assert!(all_text(&model.requests()[2]).contains(note));
+
+    // Its card offers gRPC alone, so every call after the card went over gRPC.
+    let stats = peer.stats().await;
+    assert_eq!(stats["tasks_created"], 1, "{stats}");
+    let calls = stats["grpc_calls"].as_object().unwrap();
+    assert!(
+        calls.contains_key("SendStreamingMessage") || calls.contains_key("SendMessage"),
+        "{stats}"
+    );
+    assert!(
+        calls.contains_key("SubscribeToTask") || calls.contains_key("GetTask"),
+        "{stats}"
+    );
+}

@@ -44,7 +44,7 @@ fn state(task: &Value) -> &str {
 }
 
 #[tokio::test]
-async fn the_card_is_served_with_caching_and_names_both_bindings() {
+async fn the_card_is_served_with_caching_and_names_all_three_bindings() {
     let agent = agent().await;
     let http = reqwest::Client::new();
     let response = http
@@ -66,7 +66,9 @@ async fn the_card_is_served_with_caching_and_names_both_bindings() {
         .iter()
         .map(|i| i["protocolBinding"].as_str().unwrap())
         .collect();
-    assert_eq!(bindings, ["JSONRPC", "HTTP+JSON"]);
+    assert_eq!(bindings, ["JSONRPC", "HTTP+JSON", "GRPC"]);
+    let port = agent.url.rsplit(':').next().unwrap().trim_end_matches('/');
+    assert_eq!(interfaces[2]["url"], format!("127.0.0.1:{port}"));
     assert_eq!(card["capabilities"]["streaming"], true);
     assert_eq!(card["capabilities"]["pushNotifications"], true);
     assert!(
@@ -167,9 +169,9 @@ async fn a_missing_a2a_version_is_read_as_0_3_and_refused() {
 }
 
 #[tokio::test]
-async fn the_a2a_sdk_client_sends_follows_lists_and_cancels_over_both_bindings() {
+async fn the_a2a_sdk_client_sends_follows_lists_and_cancels_over_all_three_bindings() {
     let agent = agent().await;
-    for binding in ["JSONRPC", "HTTP+JSON"] {
+    for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
         let alice = SdkClient::new(&agent.url, binding, "alice");
         let stranger = SdkClient::new(&agent.url, binding, "mallory");
 
@@ -1101,7 +1103,7 @@ async fn a_standard_client_with_nothing_but_a_token_works_and_a_claimed_identity
     );
 
     let bob_jwt = issuer.token("baton", json!({"sub": "bob"}));
-    for binding in ["JSONRPC", "HTTP+JSON"] {
+    for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
         // Alice has her token, as a bearer token or an API key; Bob a JWT of the issuer. The
         // SDK's AuthInterceptor presents each as the card says; neither sends X-Participant-Id.
         let alice = SdkClient::with_credential(&url, binding, "bearer", ALICE_TOKEN);
@@ -1141,6 +1143,15 @@ async fn a_standard_client_with_nothing_but_a_token_works_and_a_claimed_identity
     }
     // The issuer's keys were fetched once and kept, not once a call.
     assert_eq!(issuer.key_fetches(), 1);
+
+    // A gRPC call without a credential is refused as gRPC refuses: UNAUTHENTICATED, in words.
+    let nobody = SdkClient::new(&url, "GRPC", "").call("list", &[]).await;
+    assert!(
+        nobody.message().contains("UNAUTHENTICATED")
+            && nobody.message().contains("securitySchemes"),
+        "{}",
+        nobody.message()
+    );
 
     // Everything else is refused before anything is created, with a 401 that says how to come.
     let turns = model.requests().len();
@@ -1314,4 +1325,150 @@ async fn an_asserted_caller_cannot_claim_this_agents_own_id() {
         "{body}"
     );
     assert_eq!(agent.model.requests().len(), 0, "nothing was created");
+}
+
+/// The highest resident memory the process has had, in KiB (`VmHWM`).
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/<pid>/status")
+}
+
+#[tokio::test]
+async fn part_floods_and_requests_past_the_concurrency_limit_are_refused_before_they_cost_anything()
+{
+    use a2a_client::Transport;
+
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![Scripted::Held(
+        baton_tests::fake_model::ModelResponseSpec {
+            text: Some("held answer".into()),
+            tool_calls: vec![],
+        },
+    )])
+    .await;
+    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    config.server_extra = vec![
+        "max_message_parts = 3".into(),
+        "max_concurrent_requests = 1".into(),
+        "rate_limit_per_minute = 0".into(),
+    ];
+    let url = config.base_url.clone().unwrap();
+    let worker = WorkerProcess::start(baton(), &config.render()).await;
+    let http = reqwest::Client::new();
+    let rpc = |body: Value| {
+        http.post(format!("{url}/"))
+            .header("A2A-Version", "1.0")
+            .header("X-Participant-Id", "alice")
+            .json(&body)
+            .send()
+    };
+    let send = |id: Value, parts: Vec<Value>| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "SendMessage", "params": {
+            "message": {"messageId": "m-flood", "role": "ROLE_USER", "parts": parts}}})
+    };
+
+    // Sixteen bodies just under 1 MiB of empty parts cost next to nothing: parsed, each would
+    // have cost a hundred megabytes.
+    let before = peak_rss_kib(worker.pid());
+    let flood: Vec<Value> = vec![json!({"text": ""}); 80_000];
+    for n in 0..16 {
+        let refused: Value = rpc(send(json!(n), flood.clone()))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(refused["id"], n, "{refused}");
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("at most 3 parts (server.max_message_parts)"),
+            "{refused}"
+        );
+    }
+    let grown_mib = (peak_rss_kib(worker.pid()) - before) / 1024;
+    assert!(grown_mib < 32, "peak memory grew by {grown_mib} MiB");
+
+    let four = vec![json!({"text": "a"}); 4];
+    let rest = http
+        .post(format!("{url}/message:send"))
+        .header("A2A-Version", "1.0")
+        .header("X-Participant-Id", "alice")
+        .json(&json!({"message": {"messageId": "m-rest", "role": "ROLE_USER", "parts": four}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), 400);
+    let body: Value = rest.json().await.unwrap();
+    assert_eq!(body["error"]["status"], "INVALID_ARGUMENT", "{body}");
+
+    let port = url.rsplit(':').next().unwrap().trim_end_matches('/');
+    let grpc = a2a_grpc::GrpcTransport::connect(format!("127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    let params = [("a2a-version", "1.0"), ("x-participant-id", "alice")]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), vec![v.to_string()]))
+        .collect();
+    let message = a2a::Message::new(a2a::Role::User, vec![a2a::Part::text("a"); 4]);
+    let request = a2a::SendMessageRequest {
+        message,
+        configuration: None,
+        metadata: None,
+        tenant: None,
+    };
+    let refused = grpc.send_message(&params, &request).await.unwrap_err();
+    assert_eq!(refused.code, -32602, "{refused:?}");
+    assert_eq!(model.requests().len(), 0, "nothing reached a task");
+
+    // One blocking send takes the only place until its held turn is let go.
+    let blocking = tokio::spawn(rpc(send(json!("held"), vec![json!({"text": "hi"})])));
+    while model.requests().is_empty() {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let busy = rpc(json!({"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": "t"}}))
+        .await
+        .unwrap();
+    assert_eq!(busy.status(), 503);
+    assert_eq!(busy.headers()["retry-after"], "1");
+    let busy: Value = busy.json().await.unwrap();
+    assert_eq!(busy["error"]["data"][0]["reason"], "UNAVAILABLE", "{busy}");
+    assert!(
+        busy["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("server.max_concurrent_requests"),
+        "{busy}"
+    );
+    // The card is not an A2A request, and never waits for a place.
+    let card = http
+        .get(format!("{url}/.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(card.status(), 200);
+
+    model.release();
+    let answered: Value = blocking.await.unwrap().unwrap().json().await.unwrap();
+    assert_eq!(
+        answered["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{answered}"
+    );
+    let free: Value =
+        rpc(json!({"jsonrpc": "2.0", "id": 3, "method": "GetTask", "params": {"id": "t"}}))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+    assert_eq!(
+        free["error"]["code"], -32001,
+        "the place is free again: {free}"
+    );
 }

@@ -34,11 +34,15 @@ pub struct ServerSettings {
     pub max_connections: usize,
     /// How long a new connection may take to send its first request's headers; default 10 s.
     pub header_timeout: Duration,
+    /// A2A requests worked on at once; more are refused as unavailable, to retry. Default 256.
+    pub max_concurrent_requests: usize,
+    /// Parts one message may carry; more are refused before the message is parsed. Default 64.
+    pub max_message_parts: usize,
     /// `[server.auth]`: how a caller is known.
     pub auth: AuthSettings,
 }
 
-const KEYS: [&str; 11] = [
+const KEYS: [&str; 13] = [
     "bind",
     "base_url",
     "delegators",
@@ -49,8 +53,12 @@ const KEYS: [&str; 11] = [
     "blocking_timeout",
     "max_connections",
     "header_timeout",
+    "max_concurrent_requests",
+    "max_message_parts",
     "auth",
 ];
+const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 256;
+const DEFAULT_MAX_MESSAGE_PARTS: usize = 64;
 const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_TEMPORAL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -96,14 +104,41 @@ pub(crate) fn read(
             .field("header_timeout")
             .duration_up_to(Some((Duration::from_secs(300), "5 minutes")), errors)
             .unwrap_or(DEFAULT_HEADER_TIMEOUT),
+        max_concurrent_requests: read_count(
+            &section.field("max_concurrent_requests"),
+            "requests like 256",
+            (1, 65_536),
+            errors,
+        )
+        .unwrap_or(DEFAULT_MAX_CONCURRENT_REQUESTS),
+        max_message_parts: read_count(
+            &section.field("max_message_parts"),
+            "parts like 64",
+            (1, 10_000),
+            errors,
+        )
+        .unwrap_or(DEFAULT_MAX_MESSAGE_PARTS),
         auth: auth::read(section.field("auth"), env, errors),
     }
 }
 
 fn read_max_connections(field: &Field<'_>, errors: &mut Errors) -> Option<usize> {
-    let value = field.integer("an integer number of connections like 1024", errors)?;
-    if !(1..=65_536).contains(&value) {
-        field.fail(errors, format!("must be between 1 and 65536 (got {value})"));
+    read_count(field, "connections like 1024", (1, 65_536), errors)
+}
+
+/// A whole number between `min` and `max`; `what` names the unit with an example.
+fn read_count(
+    field: &Field<'_>,
+    what: &str,
+    (min, max): (i64, i64),
+    errors: &mut Errors,
+) -> Option<usize> {
+    let value = field.integer(&format!("an integer number of {what}"), errors)?;
+    if !(min..=max).contains(&value) {
+        field.fail(
+            errors,
+            format!("must be between {min} and {max} (got {value})"),
+        );
         return None;
     }
     Some(value as usize)
@@ -184,6 +219,34 @@ mod tests {
         assert_eq!(server.blocking_timeout, Duration::from_secs(60));
         assert_eq!(server.max_connections, 1024);
         assert_eq!(server.header_timeout, Duration::from_secs(10));
+        assert_eq!(server.max_concurrent_requests, 256);
+        assert_eq!(server.max_message_parts, 64);
+    }
+
+    #[test]
+    fn the_work_limits_are_read_and_bounded() {
+        let server = parse("[server]\nmax_concurrent_requests = 8\nmax_message_parts = 3")
+            .unwrap()
+            .server;
+        assert_eq!(
+            (server.max_concurrent_requests, server.max_message_parts),
+            (8, 3)
+        );
+        assert_only_error(
+            "[server]\nmax_concurrent_requests = 0",
+            "server.max_concurrent_requests",
+            "must be between 1 and 65536 (got 0)",
+        );
+        assert_only_error(
+            "[server]\nmax_message_parts = 10001",
+            "server.max_message_parts",
+            "must be between 1 and 10000 (got 10001)",
+        );
+        assert_only_error(
+            "[server]\nmax_message_parts = \"many\"",
+            "server.max_message_parts",
+            "must be an integer number of parts like 64 (got a string)",
+        );
     }
 
     #[test]
@@ -324,7 +387,7 @@ mod tests {
         assert_only_error(
             "[server]\nport = 8080",
             "server.port",
-            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout, max_connections, header_timeout, auth)",
+            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout, max_connections, header_timeout, max_concurrent_requests, max_message_parts, auth)",
         );
     }
 }

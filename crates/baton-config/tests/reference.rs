@@ -9,11 +9,15 @@ use baton_config::Settings;
 
 /// For each key table of the reference, in order: a TOML document that puts `{key}` in that
 /// table. The last table of the page lists environment variables, not keys.
-const PROBES: [(&str, &str); 12] = [
+const PROBES: [(&str, &str); 13] = [
     ("[agent]", "[agent]\n{key} = 1"),
     (
         "agents",
         "agents = [{ id = \"a\", url = \"https://a.example.com\", {key} = 1 }]",
+    ),
+    (
+        "agents[].auth",
+        "agents = [{ id = \"a\", url = \"https://a.example.com\", auth = { {key} = 1 } }]",
     ),
     ("[server]", "[server]\n{key} = 1"),
     ("[server.auth]", "[server.auth]\n{key} = 1"),

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use a2a::{
     AgentCapabilities, AgentCard, AgentExtension, AgentInterface, AgentSkill, ApiKeySecurityScheme,
     HttpAuthSecurityScheme, OpenIdConnectSecurityScheme, SecurityRequirement, SecurityScheme,
-    TRANSPORT_PROTOCOL_HTTP_JSON, TRANSPORT_PROTOCOL_JSONRPC,
+    TRANSPORT_PROTOCOL_GRPC, TRANSPORT_PROTOCOL_HTTP_JSON, TRANSPORT_PROTOCOL_JSONRPC,
 };
 use baton_config::{AuthMode, AuthSettings, Settings};
 use url::Url;
@@ -27,11 +27,20 @@ pub fn public_url(settings: &Settings) -> Url {
     })
 }
 
+/// Where gRPC clients reach the agent: `host:port` of the public URL, as gRPC names a target.
+/// gRPC is served at the root of that origin whatever the URL's path, since gRPC clients call
+/// `/lf.a2a.v1.A2AService/<Method>` there.
+fn grpc_target(public: &Url) -> String {
+    let host = public.host_str().unwrap_or("127.0.0.1");
+    let port = public.port_or_known_default().unwrap_or(80);
+    format!("{host}:{port}")
+}
+
 /// The agent card for `settings`. Every `[card]` value that is set replaces its default.
 pub fn agent_card(settings: &Settings) -> AgentCard {
     let card = &settings.card;
-    let base = public_url(settings);
-    let base = base.as_str().trim_end_matches('/');
+    let public = public_url(settings);
+    let base = public.as_str().trim_end_matches('/');
     AgentCard {
         name: card.name.clone().unwrap_or_else(|| DEFAULT_NAME.into()),
         description: card
@@ -45,6 +54,7 @@ pub fn agent_card(settings: &Settings) -> AgentCard {
         supported_interfaces: vec![
             AgentInterface::new(format!("{base}/"), TRANSPORT_PROTOCOL_JSONRPC),
             AgentInterface::new(base, TRANSPORT_PROTOCOL_HTTP_JSON),
+            AgentInterface::new(grpc_target(&public), TRANSPORT_PROTOCOL_GRPC),
         ],
         capabilities: AgentCapabilities {
             streaming: Some(true),
@@ -210,6 +220,8 @@ mod tests {
         assert_eq!(card.supported_interfaces[0].protocol_binding, "JSONRPC");
         assert_eq!(card.supported_interfaces[1].url, "http://127.0.0.1:8080");
         assert_eq!(card.supported_interfaces[1].protocol_binding, "HTTP+JSON");
+        assert_eq!(card.supported_interfaces[2].url, "127.0.0.1:8080");
+        assert_eq!(card.supported_interfaces[2].protocol_binding, "GRPC");
         assert!(card.security_schemes.is_none() && card.security_requirements.is_none());
     }
 
@@ -242,6 +254,7 @@ mod tests {
             card.supported_interfaces[1].url,
             "https://ledger.example/a2a"
         );
+        assert_eq!(card.supported_interfaces[2].url, "ledger.example:443");
         assert_eq!(card.skills.len(), 1);
         assert_eq!(
             card.skills[0].examples.as_deref(),

@@ -35,6 +35,7 @@ use crate::a2a_task::{events_of, task_of};
 use crate::identity::{CallerKind, check_task_id, follow_up_sender, required_caller, sender};
 use crate::intake::{Trust, follow_up, inbox_message, new_task, text_of};
 use crate::listing::list_tasks;
+use crate::part_scan::too_many_parts;
 use crate::push_configs::{self, check_url};
 
 /// What the gateway serves, from the agent's settings.
@@ -61,6 +62,8 @@ pub struct GatewayConfig {
     /// What the deployment secret gives: webhook secrets are sealed with it before they reach
     /// history, and anonymous tasks' ids are keyed by it.
     pub deployment: Arc<baton_core::deployment_key::DeploymentKey>,
+    /// `server.max_message_parts`: checked here for gRPC, whose bodies the part scan cannot read.
+    pub max_message_parts: usize,
 }
 
 /// The `RequestHandler` of Baton's gateway.
@@ -141,6 +144,11 @@ impl TemporalHandler {
         req: &SendMessageRequest,
     ) -> Result<Delivered, A2AError> {
         let message = &req.message;
+        if message.parts.len() > self.config.max_message_parts {
+            return Err(A2AError::invalid_params(too_many_parts(
+                self.config.max_message_parts,
+            )));
+        }
         let webhook = req
             .configuration
             .as_ref()

@@ -10,11 +10,13 @@ mod identity;
 mod intake;
 mod listing;
 mod oidc;
+mod part_scan;
 mod push_configs;
 mod push_receiver;
 mod refusals;
 mod routes;
 mod version;
+mod work_limit;
 
 pub use a2a_task::{SUB_TASK_ROWS_KEY, TASK_METADATA_KEY, task_extension};
 pub use auth::Authenticator;

@@ -1,14 +1,25 @@
 //! Refusals made in front of the A2A routers (the body limit, the rate limit) come back as A2A
 //! errors in the binding the caller used: a JSON-RPC error object for a POST to the JSON-RPC
-//! endpoint, and an HTTP+JSON `google.rpc.Status` for everything else. The HTTP status stays
-//! 413 or 429, so a client that reads only the status still understands.
+//! endpoint, a gRPC status with its `ErrorInfo` for a gRPC call, and an HTTP+JSON
+//! `google.rpc.Status` for everything else. Outside gRPC the HTTP status stays 413 or 429, so
+//! a client that reads only the status still understands.
+
+use std::collections::HashMap;
 
 use axum::Json;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
+use tonic_types::{ErrorDetails, StatusExt};
+
+/// Whether a request is a gRPC call (`application/grpc`, `application/grpc+proto`, …).
+pub fn is_grpc(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(b"application/grpc"))
+}
 
 /// Which of the two bindings a request speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,8 +56,10 @@ pub enum Refusal {
     PermissionDenied,
     /// No such route, or no such method on it.
     NoSuchMethod,
-    /// Temporal or a worker did not answer in time.
+    /// Temporal or a worker did not answer in time, or the gateway is at its concurrency limit.
     Unavailable,
+    /// A request that was read and holds something this agent does not take.
+    InvalidParams,
     /// Anything else at or above 500.
     Internal,
 }
@@ -73,6 +86,7 @@ impl Refusal {
             Refusal::TooLarge => "REQUEST_TOO_LARGE",
             Refusal::RateLimited => "RATE_LIMIT_EXCEEDED",
             Refusal::BadRequest | Refusal::NotJson => "INVALID_REQUEST",
+            Refusal::InvalidParams => "INVALID_PARAMS",
             Refusal::Unauthenticated => "UNAUTHENTICATED",
             Refusal::PermissionDenied => "PERMISSION_DENIED",
             Refusal::NoSuchMethod => "METHOD_NOT_FOUND",
@@ -87,6 +101,7 @@ impl Refusal {
             Refusal::TooLarge => "the request body is over this agent's size limit",
             Refusal::RateLimited => "too many requests from this address; retry after a second",
             Refusal::BadRequest => "the request is not one this route reads",
+            Refusal::InvalidParams => "the request's parameters are not ones this agent takes",
             Refusal::NotJson => "the body must be JSON: send Content-Type: application/json",
             Refusal::Unauthenticated => {
                 "a credential is needed: see the agent card's securitySchemes"
@@ -110,19 +125,36 @@ impl Refusal {
             | Refusal::PermissionDenied => -32600,
             Refusal::RateLimited | Refusal::Unavailable => -32000,
             Refusal::NoSuchMethod => -32601,
+            Refusal::InvalidParams => -32602,
             Refusal::Internal => -32603,
         }
     }
 
     fn rpc_status(self) -> &'static str {
         match self {
-            Refusal::TooLarge | Refusal::BadRequest | Refusal::NotJson => "INVALID_ARGUMENT",
+            Refusal::TooLarge | Refusal::BadRequest | Refusal::NotJson | Refusal::InvalidParams => {
+                "INVALID_ARGUMENT"
+            }
             Refusal::Unauthenticated => "UNAUTHENTICATED",
             Refusal::PermissionDenied => "PERMISSION_DENIED",
             Refusal::RateLimited => "RESOURCE_EXHAUSTED",
             Refusal::NoSuchMethod => "UNIMPLEMENTED",
             Refusal::Unavailable => "UNAVAILABLE",
             Refusal::Internal => "INTERNAL",
+        }
+    }
+
+    fn grpc_code(self) -> tonic::Code {
+        match self {
+            Refusal::TooLarge | Refusal::RateLimited => tonic::Code::ResourceExhausted,
+            Refusal::BadRequest | Refusal::NotJson | Refusal::InvalidParams => {
+                tonic::Code::InvalidArgument
+            }
+            Refusal::Unauthenticated => tonic::Code::Unauthenticated,
+            Refusal::PermissionDenied => tonic::Code::PermissionDenied,
+            Refusal::NoSuchMethod => tonic::Code::Unimplemented,
+            Refusal::Unavailable => tonic::Code::Unavailable,
+            Refusal::Internal => tonic::Code::Internal,
         }
     }
 }
@@ -175,6 +207,9 @@ pub async fn as_a2a_errors(
     request: Request,
     next: Next,
 ) -> Response {
+    if is_grpc(request.headers()) {
+        return as_grpc_status(next.run(request).await).await;
+    }
     let binding = binding_of(request.method(), request.uri().path(), &base_path);
     let response = next.run(request).await;
     let Some(refusal) = Refusal::of(response.status()) else {
@@ -201,6 +236,77 @@ pub async fn as_a2a_errors(
     let said = String::from_utf8_lossy(&said);
     let body = Json(refusal_body(binding, refusal, parts.status, Some(&said))).into_response();
     Response::from_parts(parts, body.into_body())
+}
+
+/// A gRPC call refused before the gRPC service read it (an HTTP error status, whatever its
+/// body says) is answered the way gRPC answers: HTTP 200 with `grpc-status`, the message, and
+/// an `ErrorInfo` keeping the reason the refusal gave, so a gRPC client decodes it like any
+/// other A2A error.
+async fn as_grpc_status(response: Response) -> Response {
+    let Some(refusal) = Refusal::of(response.status()) else {
+        return response;
+    };
+    let (parts, body) = response.into_parts();
+    let said = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+    let (message, reason) = said_in(&said);
+    let details = ErrorDetails::with_error_info(
+        reason.unwrap_or_else(|| refusal.reason().to_string()),
+        "a2a-protocol.org",
+        HashMap::new(),
+    );
+    let status = tonic::Status::with_error_details(
+        refusal.grpc_code(),
+        message.unwrap_or_else(|| refusal.message().to_string()),
+        details,
+    );
+    let mut grpc: Response = status.into_http();
+    if let Some(retry_after) = parts.headers.get(header::RETRY_AFTER) {
+        grpc.headers_mut()
+            .insert(header::RETRY_AFTER, retry_after.clone());
+    }
+    grpc
+}
+
+/// The message and the `ErrorInfo` reason of an error body in either JSON shape, or its plain
+/// text as the message.
+fn said_in(body: &[u8]) -> (Option<String>, Option<String>) {
+    let Ok(json) = serde_json::from_slice::<Value>(body) else {
+        let text = String::from_utf8_lossy(body);
+        let text = text.trim();
+        return (
+            (!text.is_empty()).then(|| text.chars().take(MESSAGE_CHARS).collect()),
+            None,
+        );
+    };
+    let error = &json["error"];
+    let message = error["message"].as_str().map(str::to_string);
+    let details = error.get("details").or_else(|| error.get("data"));
+    let reason = details
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find_map(|detail| detail["reason"].as_str())
+        .map(str::to_string);
+    (message, reason)
+}
+
+/// A request that was read and is refused for what it holds: JSON-RPC -32602 with the
+/// request's id (HTTP 200, as the router answers its own), HTTP+JSON 400 `INVALID_ARGUMENT`.
+pub fn invalid_params(binding: Binding, id: Option<Value>, message: &str) -> Response {
+    let status = match binding {
+        Binding::JsonRpc => StatusCode::OK,
+        Binding::HttpJson => StatusCode::BAD_REQUEST,
+    };
+    let mut body = refusal_body(
+        binding,
+        Refusal::InvalidParams,
+        StatusCode::BAD_REQUEST,
+        Some(message),
+    );
+    if binding == Binding::JsonRpc {
+        body["id"] = id.unwrap_or(Value::Null);
+    }
+    (status, Json(body)).into_response()
 }
 
 #[cfg(test)]
@@ -332,5 +438,71 @@ mod tests {
             body["error"]["message"].as_str().unwrap().len(),
             MESSAGE_CHARS
         );
+    }
+
+    #[tokio::test]
+    async fn a_refused_grpc_call_gets_a_grpc_status_with_the_reason_it_was_given() {
+        let refused = (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"error": {
+                "code": 401, "status": "UNAUTHENTICATED", "message": "the token is not one this agent granted",
+                "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "UNAUTHENTICATED", "domain": "a2a-protocol.org"}]
+            }})),
+        )
+            .into_response();
+        let grpc = as_grpc_status(refused).await;
+        assert_eq!(grpc.status(), StatusCode::OK);
+        let status = tonic::Status::from_header_map(grpc.headers()).expect("a grpc-status");
+        assert_eq!(status.code(), tonic::Code::Unauthenticated);
+        assert_eq!(status.message(), "the token is not one this agent granted");
+        let info = status.get_details_error_info().expect("an ErrorInfo");
+        assert_eq!(
+            (info.reason.as_str(), info.domain.as_str()),
+            ("UNAUTHENTICATED", "a2a-protocol.org")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_plain_refusal_of_a_grpc_call_keeps_its_words_and_retry_after() {
+        let refused = (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "1")],
+            "at the concurrency limit",
+        )
+            .into_response();
+        let grpc = as_grpc_status(refused).await;
+        let status = tonic::Status::from_header_map(grpc.headers()).unwrap();
+        assert_eq!(status.code(), tonic::Code::Unavailable);
+        assert_eq!(status.message(), "at the concurrency limit");
+        assert_eq!(
+            status.get_details_error_info().unwrap().reason,
+            "UNAVAILABLE"
+        );
+        assert_eq!(grpc.headers()[header::RETRY_AFTER], "1");
+        let fine = as_grpc_status(StatusCode::OK.into_response()).await;
+        assert!(tonic::Status::from_header_map(fine.headers()).is_none());
+    }
+
+    #[tokio::test]
+    async fn invalid_params_is_32602_with_the_id_or_an_invalid_argument_status() {
+        let rpc = invalid_params(Binding::JsonRpc, Some(json!("r-1")), "too many parts");
+        assert_eq!(rpc.status(), StatusCode::OK);
+        let body: Value =
+            serde_json::from_slice(&axum::body::to_bytes(rpc.into_body(), 4096).await.unwrap())
+                .unwrap();
+        assert_eq!(
+            (
+                &body["id"],
+                &body["error"]["code"],
+                &body["error"]["message"]
+            ),
+            (&json!("r-1"), &json!(-32602), &json!("too many parts"))
+        );
+        let rest = invalid_params(Binding::HttpJson, None, "too many parts");
+        assert_eq!(rest.status(), StatusCode::BAD_REQUEST);
+        let body: Value =
+            serde_json::from_slice(&axum::body::to_bytes(rest.into_body(), 4096).await.unwrap())
+                .unwrap();
+        assert_eq!(body["error"]["status"], "INVALID_ARGUMENT");
     }
 }

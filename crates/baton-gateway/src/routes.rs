@@ -1,12 +1,16 @@
 //! Baton's HTTP surface: the card, JSON-RPC at the interface URL (with and without its trailing
-//! slash), the HTTP+JSON routes, and the push receiver; behind a body limit, a per-peer rate
-//! limit (both refusing with A2A errors) and CORS for the A2A headers.
+//! slash), the HTTP+JSON routes, the gRPC service (at the root, as gRPC clients call it), and
+//! the push receiver; behind a body limit, a per-peer rate limit, a concurrency limit and a
+//! part count (all refusing with A2A errors in the caller's binding) and CORS for the A2A
+//! headers.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use a2a_grpc::GrpcHandler;
+use a2a_pb::proto::a2a_service_server::A2aServiceServer;
 use a2a_server::jsonrpc::jsonrpc_router;
 use a2a_server::rest::rest_router;
 use axum::Router;
@@ -21,9 +25,14 @@ use crate::auth::{Authenticator, authenticate};
 use crate::card::card_routes;
 use crate::handler::TemporalHandler;
 use crate::identity::readable_identity;
+use crate::part_scan::{PartLimit, refuse_part_floods};
 use crate::push_receiver::push_routes;
 use crate::refusals::as_a2a_errors;
 use crate::version::{empty_delete_is_json, require_a2a_1};
+use crate::work_limit::{WorkLimit, limit_work};
+
+/// Where gRPC clients call the A2A service: `/lf.a2a.v1.A2AService/<Method>`.
+const GRPC_SERVICE_PATH: &str = "/lf.a2a.v1.A2AService/{*method}";
 
 /// The limits every request passes first.
 #[derive(Debug, Clone, Copy)]
@@ -31,6 +40,10 @@ pub struct Limits {
     pub max_request_bytes: usize,
     /// Requests per minute from one peer address; 0 means no limit.
     pub rate_limit_per_minute: u32,
+    /// A2A requests worked on at once.
+    pub max_concurrent_requests: usize,
+    /// Parts one message may carry.
+    pub max_message_parts: usize,
 }
 
 /// Every route of the gateway, mounted under `base_path` (the path of `server.base_url`,
@@ -46,12 +59,29 @@ pub fn gateway_routes(
     let api_key_header = authenticator.api_key_header().clone();
     let authenticator = Arc::new(authenticator);
     let card = card_routes(&handler.config.card);
+    let part_limit = Arc::new(PartLimit {
+        max_parts: limits.max_message_parts,
+        max_request_bytes: limits.max_request_bytes,
+        base_path: base.to_string(),
+    });
+    let work_limit = WorkLimit::new(limits.max_concurrent_requests);
     // The card is public and a push proves itself with its token: only the A2A methods ask who
-    // is calling.
-    let authenticated =
-        |router: Router| router.layer(from_fn_with_state(authenticator.clone(), authenticate));
+    // is calling, and only they count towards the concurrency limit.
+    let authenticated = |router: Router| {
+        router
+            .layer(from_fn_with_state(part_limit.clone(), refuse_part_floods))
+            .layer(from_fn_with_state(authenticator.clone(), authenticate))
+            .layer(from_fn_with_state(work_limit.clone(), limit_work))
+    };
     let rest = rest_router(handler.clone())
         .layer(axum::middleware::from_fn(empty_delete_is_json))
+        .layer(axum::middleware::from_fn(require_a2a_1));
+    let grpc = Router::new()
+        .route_service(
+            GRPC_SERVICE_PATH,
+            A2aServiceServer::from_arc(Arc::new(GrpcHandler::new(handler.clone())))
+                .max_decoding_message_size(limits.max_request_bytes),
+        )
         .layer(axum::middleware::from_fn(require_a2a_1));
     let a2a = authenticated(rest.merge(jsonrpc_router(handler.clone())))
         .merge(push_routes(
@@ -70,7 +100,8 @@ pub fn gateway_routes(
                 authenticated(jsonrpc_router(handler.clone())),
             )
             .merge(card)
-    };
+    }
+    .merge(authenticated(grpc));
     let limiter = RateLimiter::new(limits.rate_limit_per_minute);
     app.layer(axum::middleware::from_fn(readable_identity))
         .layer(from_fn_with_state(limiter, rate_limit))
