@@ -23,5 +23,5 @@ pub use auth::Authenticator;
 pub use handler::{GatewayConfig, TemporalHandler};
 pub use identity::{Caller, CallerKind};
 pub use intake::{Trust, new_task};
-pub use push_receiver::{MAX_PUSH_BYTES, push_routes};
+pub use push_receiver::{MAX_PUSH_BYTES, UnreadPush, push_routes, pushed_task};
 pub use routes::{Limits, gateway_routes};

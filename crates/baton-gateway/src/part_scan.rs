@@ -265,4 +265,67 @@ mod tests {
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
         assert_eq!(scan(deep.as_bytes(), 1), Scan::Within);
     }
+
+    /// The parts in `value` as the rule says: the elements of every array under a `parts` key.
+    fn parts_in(value: &serde_json::Value) -> usize {
+        match value {
+            serde_json::Value::Object(map) => map
+                .iter()
+                .map(|(key, child)| {
+                    let here = match (key.as_str(), child) {
+                        ("parts", serde_json::Value::Array(items)) => items.len(),
+                        _ => 0,
+                    };
+                    here + parts_in(child)
+                })
+                .sum(),
+            serde_json::Value::Array(items) => items.iter().map(parts_in).sum(),
+            _ => 0,
+        }
+    }
+
+    fn arbitrary_json() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<i64>().prop_map(serde_json::Value::from),
+            "\\PC{0,4}".prop_map(serde_json::Value::String),
+        ];
+        leaf.prop_recursive(4, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                prop::collection::vec(
+                    (
+                        prop_oneof![
+                            Just("parts".to_string()),
+                            Just("id".to_string()),
+                            "[a-z]{0,3}"
+                        ],
+                        inner
+                    ),
+                    0..5
+                )
+                .prop_map(|pairs| serde_json::Value::Object(pairs.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: 2000,
+            failure_persistence: None,
+            ..Default::default()
+        })]
+
+        #[test]
+        fn the_walk_counts_what_the_rule_counts(value in arbitrary_json(), max in 0usize..8) {
+            let bytes = serde_json::to_vec(&value).unwrap();
+            let over = parts_in(&value) > max;
+            proptest::prop_assert_eq!(
+                matches!(scan(&bytes, max), Scan::TooManyParts { .. }),
+                over,
+                "{} parts, limit {}", parts_in(&value), max
+            );
+        }
+    }
 }

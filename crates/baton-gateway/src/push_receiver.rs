@@ -113,20 +113,18 @@ async fn deliver(
     let Ok(body) = to_bytes(body, MAX_PUSH_BYTES).await else {
         return Err(TOO_LARGE);
     };
-    let Ok(event) = serde_json::from_slice::<StreamResponse>(&body) else {
-        return Err(Refusal {
+    let (remote_task_id, claimed_state) = pushed_task(&body).map_err(|unread| match unread {
+        UnreadPush::NotA2a => Refusal {
             status: StatusCode::BAD_REQUEST,
             message: "the body is not an A2A StreamResponse",
             reason: "not_a2a",
-        });
-    };
-    let Some((remote_task_id, claimed_state)) = task_of(&event) else {
-        return Err(Refusal {
+        },
+        UnreadPush::NoTask => Refusal {
             status: StatusCode::BAD_REQUEST,
             message: "the push names no task",
             reason: "no_task",
-        });
-    };
+        },
+    })?;
     let push = PushIn {
         token_digest: token_digest(&token),
         remote_task_id,
@@ -175,6 +173,21 @@ fn presented_token(headers: &HeaderMap) -> Option<String> {
                 .map(|t| t.trim().to_string())
                 .filter(|t| !t.is_empty())
         })
+}
+
+/// Why a push body says nothing the receiver can take.
+#[derive(Debug, PartialEq, Eq)]
+pub enum UnreadPush {
+    /// Not an A2A `StreamResponse`.
+    NotA2a,
+    /// An event that names no task.
+    NoTask,
+}
+
+/// The remote task a push body is about, and the state it claims.
+pub fn pushed_task(body: &[u8]) -> Result<(String, Option<baton_proto::TaskState>), UnreadPush> {
+    let event = serde_json::from_slice::<StreamResponse>(body).map_err(|_| UnreadPush::NotA2a)?;
+    task_of(&event).ok_or(UnreadPush::NoTask)
 }
 
 /// The remote task id the push is about, and the state it claims.
