@@ -21,7 +21,7 @@ use temporalio_common::protos::temporal::api::history::v1::HistoryEvent;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::{free_port, venv_program};
+use crate::{free_port, free_ports, venv_program};
 
 /// A Temporal dev server for one test, in a temporary state directory; stopped on drop.
 pub struct TestTemporal {
@@ -34,12 +34,11 @@ pub struct TestTemporal {
 impl TestTemporal {
     pub async fn start() -> TestTemporal {
         let state = tempfile::tempdir().unwrap();
+        let [port, ui_port] = free_ports();
         let config = format!(
-            "[temporal.embedded]\nbinary = \"{}\"\ndatabase = \"{}\"\nport = {}\nui_port = {}\n",
+            "[temporal.embedded]\nbinary = \"{}\"\ndatabase = \"{}\"\nport = {port}\nui_port = {ui_port}\n",
             venv_program("temporal").display(),
             state.path().join("temporal.sqlite").display(),
-            free_port(),
-            free_port(),
         );
         let settings = Settings::parse(&config, state.path(), &|_| None).unwrap();
         let (server, connection) = EmbeddedServer::start(&settings.temporal).await.unwrap();

@@ -49,6 +49,15 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// `N` distinct ports on 127.0.0.1 that were free a moment ago: all are held until all are
+/// chosen, so two calls cannot hand out the same port.
+pub fn free_ports<const N: usize>() -> [u16; N] {
+    let held: Vec<std::net::TcpListener> = (0..N)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("binding an ephemeral port"))
+        .collect();
+    std::array::from_fn(|i| held[i].local_addr().expect("a bound port").port())
+}
+
 /// Whether a process with this id still exists (zombies included until reaped).
 pub fn process_alive(pid: u32) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()

@@ -1171,6 +1171,10 @@ async fn a_standard_client_with_nothing_but_a_token_works_and_a_claimed_identity
     );
     let alice_bearer = format!("Bearer {ALICE_TOKEN}");
     let forged_bearer = format!("Bearer {forged}");
+    let own_id_jwt = format!(
+        "Bearer {}",
+        issuer.token("baton", json!({"sub": "front-desk"}))
+    );
     for (headers, status, said) in [
         (vec![], 401, "needs a credential"),
         (
@@ -1206,6 +1210,11 @@ async fn a_standard_client_with_nothing_but_a_token_works_and_a_claimed_identity
             403,
             "the credential is \"alice\"'s",
         ),
+        (
+            vec![("Authorization", own_id_jwt.as_str())],
+            403,
+            "\"front-desk\" is reserved on this agent",
+        ),
     ] {
         let (got, challenge, body) =
             raw_rpc(&url, &headers, "SendMessage", hello("m-stranger")).await;
@@ -1225,6 +1234,24 @@ async fn a_standard_client_with_nothing_but_a_token_works_and_a_claimed_identity
             assert_eq!(challenge.as_deref(), Some("Bearer realm=\"a2a\""));
         }
     }
+    // A credential's participant is the sender: a message that names another is refused.
+    let mut claims_bob = hello("m-claims-bob");
+    claims_bob["message"]["metadata"] = json!({"participant_id": "bob"});
+    let (_, _, body) = raw_rpc(
+        &url,
+        &[("Authorization", alice_bearer.as_str())],
+        "SendMessage",
+        claims_bob,
+    )
+    .await;
+    assert_eq!(body["error"]["code"], -32602, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("a different participant"),
+        "{body}"
+    );
     assert_eq!(model.requests().len(), turns, "nothing was created");
 }
 
@@ -1237,7 +1264,7 @@ async fn in_anonymous_mode_a_client_with_nothing_gets_tasks_reached_by_id_alone(
     let url = config.base_url.clone().unwrap();
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
 
-    for binding in ["JSONRPC", "HTTP+JSON"] {
+    for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
         let nobody = SdkClient::new(&url, binding, "");
         let sent = nobody.call("send", &["--text", "Hello"]).await.ok();
         let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();

@@ -5,10 +5,15 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use baton_tests::{free_port, process_alive, venv_program};
+use baton_tests::{free_ports, process_alive, venv_program};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 fn config(state: &std::path::Path) -> String {
+    config_on(state, free_ports())
+}
+
+/// The embedded server of `state` on these two ports.
+fn config_on(state: &std::path::Path, [port, ui_port]: [u16; 2]) -> String {
     format!(
         r#"
         [agent]
@@ -16,13 +21,11 @@ fn config(state: &std::path::Path) -> String {
         [temporal.embedded]
         binary = "{}"
         database = "{}"
-        port = {}
-        ui_port = {}
+        port = {port}
+        ui_port = {ui_port}
         "#,
         venv_program("temporal").display(),
         state.join("temporal.sqlite").display(),
-        free_port(),
-        free_port(),
     )
 }
 
@@ -79,10 +82,10 @@ async fn the_baton_process_stops_its_server_on_sigterm_and_on_ctrl_c() {
 
 /// An agent for `baton up` on the embedded server of `state`, with a gateway on a free port.
 fn up_config(state: &std::path::Path, id: &str) -> String {
-    let port = free_port();
+    let [temporal, ui, port] = free_ports();
     format!(
         "{}\n[server]\nbind = \"127.0.0.1:{port}\"\nbase_url = \"http://127.0.0.1:{port}\"\n",
-        config(state).replace("serve-test", id)
+        config_on(state, [temporal, ui]).replace("serve-test", id)
     )
 }
 
