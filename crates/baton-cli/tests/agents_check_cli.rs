@@ -152,6 +152,49 @@ async fn a_refused_card_fails_the_check_naming_the_agent_and_why() {
 }
 
 #[tokio::test]
+async fn a_card_name_with_terminal_escapes_and_no_end_is_printed_on_one_escaped_line() {
+    let evil = CardServer::start(|_| {
+        card_server_json(
+            json!({
+                "name": format!("\u{1b}]0;pwned\u{7}\u{1b}[2JEvil\nERROR forged line{}", "x".repeat(500_000)),
+                "description": "", "version": "1",
+                "supportedInterfaces": [{"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+                "capabilities": {}, "skills": []
+            })
+            .to_string(),
+        )
+    })
+    .await;
+    let output = run_check(&format!(
+        r#"agents = [{{ id = "evil", url = "{}", allow_other_origin = true }}]"#,
+        evil.url()
+    ))
+    .await;
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "no panic: {stdout}\n{stderr}"
+    );
+    for shown in [&stdout, &stderr] {
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+            "{shown:?}"
+        );
+        assert!(
+            !shown.lines().any(|l| l.starts_with("ERROR forged")),
+            "{shown}"
+        );
+    }
+    let row = stdout.lines().find(|l| l.starts_with("evil")).unwrap();
+    assert!(row.contains("Evil\\nERROR forged"), "{row}");
+    assert!(
+        row.chars().count() < 300,
+        "{} characters",
+        row.chars().count()
+    );
+}
+
+#[tokio::test]
 async fn a_bad_config_is_reported_by_setting() {
     let output = run_check(r#"agents = [{ id = "self", url = "http://127.0.0.1:1" }]"#).await;
     let stderr = text(&output.stderr);
