@@ -75,7 +75,10 @@ async fn attempt_creation(
             attempt,
             "adopted task {} that an earlier attempt created", task.remote_task_id
         );
-        return Ok(StartAgentTaskOut::Started { task });
+        return Ok(StartAgentTaskOut::Started {
+            task,
+            deadline_secs: None,
+        });
     }
     create(agent, brief_message(agent, input)).await
 }
@@ -206,7 +209,10 @@ async fn create(agent: &RemoteAgent, message: Message) -> Result<StartAgentTaskO
         };
         if let Some(next) = next {
             if next.state != TaskState::Submitted {
-                return Ok(StartAgentTaskOut::Started { task: next });
+                return Ok(StartAgentTaskOut::Started {
+                    task: next,
+                    deadline_secs: None,
+                });
             }
             seen = Some(next);
         }
@@ -234,7 +240,10 @@ fn started_or_retry(
     reason: String,
 ) -> Result<StartAgentTaskOut, String> {
     match seen {
-        Some(task) => Ok(StartAgentTaskOut::Started { task }),
+        Some(task) => Ok(StartAgentTaskOut::Started {
+            task,
+            deadline_secs: None,
+        }),
         None => Err(reason),
     }
 }

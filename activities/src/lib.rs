@@ -17,6 +17,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use baton_a2a::{Registry, RemoteAgent};
+use baton_core::deadline::delegation_deadline;
 use baton_model::ModelProvider;
 use baton_proto::failure_types::AGENT_UNKNOWN;
 use baton_proto::{
@@ -163,7 +164,14 @@ impl BatonActivities {
             };
             return Ok(StartAgentTaskOut::Failed { reason });
         };
-        create::start_agent_task(&ctx, &agent, &input).await
+        let created = create::start_agent_task(&ctx, &agent, &input).await?;
+        Ok(match created {
+            StartAgentTaskOut::Started { task, .. } => StartAgentTaskOut::Started {
+                task,
+                deadline_secs: Some(delegation_deadline(agent.deadline(), input.deadline_secs)),
+            },
+            other => other,
+        })
     }
 
     /// Cancels the unfinished tasks of a delegation's context, after its creation failed.

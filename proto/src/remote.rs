@@ -69,6 +69,14 @@ pub struct RemoteStart {
     /// Set when the stand-in continues as new.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carry: Option<RemoteCarry>,
+    /// When the delegation's deadline passes, in milliseconds since the Unix epoch: the
+    /// stand-in then cancels the remote task and resolves the row FAILED. Absent in histories
+    /// written before delegations had deadlines, which keep none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_at_ms: Option<u64>,
+    /// The deadline as it was given, in seconds, for the row's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_secs: Option<u64>,
 }
 
 /// What a stand-in carries into its next run.
@@ -124,6 +132,9 @@ pub struct StartAgentTaskIn {
     /// Sent only when the agent's card advertises the task extension.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub envelope: Option<TaskEnvelope>,
+    /// The deadline the model asked for, in seconds; the agent's `deadline` caps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_secs: Option<u64>,
 }
 
 /// What `start_agent_task` reports. A refusal by the agent or the network is an outcome, not an
@@ -134,6 +145,9 @@ pub enum StartAgentTaskOut {
     /// The agent has the task, past SUBMITTED (or the stream ended at SUBMITTED).
     Started {
         task: RemoteSnapshot,
+        /// How long the delegation may run, in seconds: the asked deadline within the agent's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deadline_secs: Option<u64>,
     },
     /// The agent answered with a message and no task: the child ended in its first answer.
     Answered {

@@ -114,6 +114,7 @@ fn baton_s_brief_to_a_peer_passes_the_published_model() {
         goal: "Is the March ledger balanced?".into(),
         description: "".into(),
         acceptance_criteria: vec!["Say yes or no.".into()],
+        deadline_secs: None,
     };
     let parent: TaskInput =
         serde_json::from_value(json!({"name": "books", "goal": "Close the books."})).unwrap();

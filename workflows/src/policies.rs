@@ -99,11 +99,12 @@ pub fn cleanup_call(token: &WorkflowCancellationToken) -> ActivityOptions {
 /// A follow holds a stream for up to FOLLOW_WINDOW and heartbeats every few seconds; a dead
 /// worker is noticed by the heartbeat timeout and the stand-in follows again. It runs on the
 /// follow queue of the stand-in's task queue, whose slots are its own.
-pub fn follow_remote_task(task_queue: &str) -> ActivityOptions {
+pub fn follow_remote_task(task_queue: &str, token: &WorkflowCancellationToken) -> ActivityOptions {
     ActivityOptions::with_start_to_close_timeout(FOLLOW_WINDOW + Duration::from_secs(60))
         .task_queue(follow_task_queue(task_queue))
         .heartbeat_timeout(Duration::from_secs(15))
         .retry_policy(once())
+        .cancellation_token(token.clone())
         .build()
 }
 

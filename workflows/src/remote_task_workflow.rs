@@ -9,11 +9,14 @@
 //! - off: nothing between turns, except that a task still SUBMITTED or WORKING is followed.
 //!
 //! Cancelled by its parent, it cancels the remote task with CancelTask, tells the parent, and
-//! ends CANCELED. On every end it deletes its push config, so later pushes are refused.
+//! ends CANCELED. Past the delegation's deadline it cancels the remote task the same way and
+//! resolves the row FAILED "deadline exceeded". On every end it deletes its push config, so
+//! later pushes are refused.
 
 use std::time::Duration;
 
 use baton_activities::BatonActivities;
+use baton_core::deadline::{deadline_exceeded, time_left};
 use baton_core::push_token::digests_match;
 use baton_core::sub_tasks::{cap_result, map_remote_state};
 use baton_proto::failure_types::{AGENT_UNKNOWN, TASK_NOT_FOUND};
@@ -21,13 +24,16 @@ use baton_proto::{
     ChildDone, DeletePushIn, FollowIn, PushIn, RemoteCarry, RemoteSnapshot, RemoteStart,
     RemoteTaskIn, RemoteView, RemoteWatch, TaskState, WatchKind,
 };
+use futures::FutureExt;
 use temporalio_common::protos::temporal::api::failure::v1::failure::FailureInfo;
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
     ActivityExecutionError, ContinueAsNewOptions, SyncWorkflowContext, WorkflowContext,
     WorkflowContextView, WorkflowResult, WorkflowTermination,
 };
-use temporalio_workflow::{SignalWorkflowOptions, WorkflowCancellationToken, select};
+use temporalio_workflow::{
+    CancellableFuture, SignalWorkflowOptions, TimerOptions, WorkflowCancellationToken, select,
+};
 
 use crate::TaskWorkflow;
 use crate::policies;
@@ -102,19 +108,16 @@ impl RemoteTaskWorkflow {
             if ctx.cancellation_token().is_cancelled() {
                 return cancel_remote(ctx).await;
             }
+            if deadline_left(ctx) == Some(Duration::ZERO) {
+                return deadline_passed(ctx).await;
+            }
             if ctx.history_length() >= ctx.state(|s| s.start.history_event_bound)
                 || ctx.continue_as_new_suggested()
             {
                 let next = ctx.state(RemoteTaskWorkflow::carry);
                 match ctx.continue_as_new(next, ContinueAsNewOptions::default())? {}
             }
-            match ctx.state(RemoteTaskWorkflow::effective_watch) {
-                WatchKind::Push => wait_for_push(ctx).await,
-                WatchKind::Follow => follow_once(ctx).await,
-                WatchKind::Off => {
-                    ctx.cancelled().await;
-                }
-            }
+            watch_until_deadline(ctx).await;
         }
     }
 
@@ -210,6 +213,80 @@ impl RemoteTaskWorkflow {
             ..self.start.clone()
         }
     }
+}
+
+/// The time left before the delegation's deadline; none for a delegation without one.
+fn deadline_left(ctx: &WorkflowContext<RemoteTaskWorkflow>) -> Option<Duration> {
+    let at = ctx.state(|s| s.start.deadline_at_ms)?;
+    Some(time_left(at, ctx.workflow_time()?))
+}
+
+/// One step of the watch. With a deadline, it races a timer to the deadline: the step that
+/// ends first cancels the other, and a follow under way is cancelled with it.
+async fn watch_until_deadline(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
+    let Some(left) = deadline_left(ctx) else {
+        let token = ctx.cancellation_token();
+        return watch_once(ctx, token).await;
+    };
+    let step_token = ctx.cancellation_token().child_token();
+    let mut step_ctx = ctx.clone();
+    let mut step = std::pin::pin!(watch_once(&mut step_ctx, step_token.clone()).fuse());
+    let mut deadline = std::pin::pin!(
+        ctx.timer(
+            TimerOptions::builder(left)
+                .cancellation_token(WorkflowCancellationToken::new())
+                .build()
+        )
+    );
+    let step_ended = select! {
+        _ = step.as_mut() => true,
+        _ = deadline.as_mut() => false,
+    };
+    if step_ended {
+        deadline.cancel();
+    } else {
+        step_token.cancel();
+    }
+}
+
+async fn watch_once(
+    ctx: &mut WorkflowContext<RemoteTaskWorkflow>,
+    token: WorkflowCancellationToken,
+) {
+    match ctx.state(RemoteTaskWorkflow::effective_watch) {
+        WatchKind::Push => wait_for_push(ctx).await,
+        WatchKind::Follow => follow_once(ctx, &token).await,
+        WatchKind::Off => {
+            ctx.cancelled().await;
+        }
+    }
+}
+
+/// Past the deadline: CancelTask on the remote task, then the row FAILED with the reason.
+async fn deadline_passed(
+    ctx: &mut WorkflowContext<RemoteTaskWorkflow>,
+) -> WorkflowResult<RemoteView> {
+    let cleanup = WorkflowCancellationToken::new();
+    let input = ctx.state(|s| s.task_in(ctx.workflow_id()));
+    let summary = format!(
+        "cancel {}: past its deadline",
+        ctx.state(RemoteTaskWorkflow::about)
+    );
+    ctx.execute_activity(
+        BatonActivities::cancel_remote_task,
+        input,
+        policies::summarized(policies::cleanup_call(&cleanup), summary),
+    )
+    .await
+    .ok();
+    let failed = ctx.state(|s| RemoteSnapshot {
+        state: TaskState::Failed,
+        sub_state: None,
+        text: Some(deadline_exceeded(s.start.deadline_secs.unwrap_or_default())),
+        ..s.last.clone()
+    });
+    apply(ctx, failed).await;
+    end(ctx, Some(&cleanup)).await
 }
 
 async fn register_watch(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) -> RemoteWatch {
@@ -326,7 +403,10 @@ async fn resolve_if_gone(
 
 /// One follow. A change is applied; a task the agent no longer knows is reported failed; any
 /// other failure pauses before the next follow, so the loop never spins.
-async fn follow_once(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
+async fn follow_once(
+    ctx: &mut WorkflowContext<RemoteTaskWorkflow>,
+    token: &WorkflowCancellationToken,
+) {
     let input = ctx.state(|s| FollowIn {
         task: s.task_in(ctx.workflow_id()),
         known: s.last.clone(),
@@ -336,7 +416,10 @@ async fn follow_once(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
         .execute_activity(
             BatonActivities::follow_remote_task,
             input,
-            policies::summarized(policies::follow_remote_task(ctx.task_queue()), summary),
+            policies::summarized(
+                policies::follow_remote_task(ctx.task_queue(), token),
+                summary,
+            ),
         )
         .await
     {

@@ -11,6 +11,7 @@ use baton_activities::BatonActivities;
 use baton_core::brief::{brief_envelope, brief_text};
 use baton_core::completion::{Completion, decide_completion};
 use baton_core::context::render_task_section;
+use baton_core::deadline::deadline_at_ms;
 use baton_core::derived_id::delegation_ids;
 use baton_core::spawn_subtask::{SPAWN_SUBTASK, SpawnRequest, ToolError, validate_spawn};
 use baton_core::sub_tasks::AWAITING_NEXT_MESSAGE;
@@ -804,6 +805,7 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
                 &request.acceptance_criteria,
             ),
             envelope: Some(brief_envelope(&request, &s.input, parent_ref)),
+            deadline_secs: request.deadline_secs,
         };
         (stand_in_id, brief)
     });
@@ -813,8 +815,11 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
         context_id: brief.context_id.clone().unwrap_or_default(),
     };
     let created = create_remote_task(ctx, &request, brief).await;
-    let task = match created {
-        Ok(StartAgentTaskOut::Started { task }) => task,
+    let (task, deadline_secs) = match created {
+        Ok(StartAgentTaskOut::Started {
+            task,
+            deadline_secs,
+        }) => (task, deadline_secs),
         Ok(StartAgentTaskOut::Answered { text }) => {
             let answered = RemoteSnapshot {
                 remote_task_id: "-".into(),
@@ -873,6 +878,10 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
         last: task.clone(),
         history_event_bound: ctx.state(|s| s.input.limits.history_event_bound),
         carry: None,
+        deadline_at_ms: deadline_secs
+            .zip(ctx.workflow_time())
+            .map(|(secs, now)| deadline_at_ms(now, secs)),
+        deadline_secs,
     };
     let options = ChildWorkflowOptions::builder()
         .workflow_id(stand_in_id.clone())

@@ -65,6 +65,7 @@ pub struct RemoteAgent {
     follow_interval: Duration,
     push_safety_fetch: Duration,
     create_timeout: Duration,
+    deadline: Duration,
     client: A2AClient<Box<dyn Transport>>,
 }
 
@@ -165,6 +166,7 @@ impl RemoteAgent {
             follow_interval: spec.follow_interval,
             push_safety_fetch: spec.push_safety_fetch,
             create_timeout: spec.create_timeout,
+            deadline: spec.deadline,
             client,
         })
     }
@@ -210,6 +212,11 @@ impl RemoteAgent {
 
     /// The watch a parked sub-task on this agent gets. `auto` pushes only when the card
     /// advertises push and Baton has a public URL for its push receiver.
+    /// How long a sub-task on the agent may run (`agents[].deadline`).
+    pub fn deadline(&self) -> Duration {
+        self.deadline
+    }
+
     pub fn watch_mode(&self, push_receiver_reachable: bool) -> WatchMode {
         match self.updates {
             Updates::Off => WatchMode::Off,

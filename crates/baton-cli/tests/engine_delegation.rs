@@ -7,7 +7,7 @@ use std::time::Duration;
 use baton_proto::TaskState;
 use baton_tests::PythonPeer;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
-use baton_tests::fake_model::{FakeModel, call, reply};
+use baton_tests::fake_model::{FakeModel, ModelResponseSpec, Scripted, call, reply};
 use baton_tests::metrics::{sample, scrape};
 use serde_json::{Value, json};
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
@@ -253,4 +253,78 @@ async fn a_delegation_to_an_agent_that_speaks_only_grpc_runs_over_grpc() {
         calls.contains_key("SubscribeToTask") || calls.contains_key("GetTask"),
         "{stats}"
     );
+}
+
+#[tokio::test]
+async fn a_delegation_past_its_deadline_is_cancelled_on_the_agent_and_fails_with_the_reason() {
+    let temporal = TestTemporal::start().await;
+    // Both peers work until they are cancelled: one watched by push, one followed.
+    let pushing = PythonPeer::start(&["--behaviour", "hang", "--push"]).await;
+    let streaming = PythonPeer::start(&["--behaviour", "hang"]).await;
+    let model = FakeModel::responding(|request| {
+        let text = all_text(request);
+        if text.matches("deadline exceeded").count() >= 2 {
+            reply("Both ran out of time.")
+        } else if text.contains("started on") {
+            reply("Waiting.")
+        } else {
+            Scripted::Reply(ModelResponseSpec {
+                text: None,
+                tool_calls: vec![
+                    (
+                        "spawn_subtask".into(),
+                        json!({"name": "by-push", "goal": "g", "agent": "pushing"}),
+                    ),
+                    (
+                        "spawn_subtask".into(),
+                        json!({"name": "followed", "goal": "g", "agent": "streaming", "deadline_seconds": 2}),
+                    ),
+                ],
+            })
+        }
+    })
+    .await;
+    // The agent's deadline bounds the first; the call asks the second for less than its 24 h.
+    let config = WorkerConfig::new(&temporal, &model.base_url())
+        .with_push_receiver()
+        .agent("pushing", &pushing.url(), "deadline = \"3s\"")
+        .agent("streaming", &streaming.url(), "");
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-late", task_input("late", "Do both."))
+        .await;
+    let view = temporal
+        .wait_for_task("t-late", Duration::from_secs(60), |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    assert_eq!(view.last_answer.as_deref(), Some("Both ran out of time."));
+    for (row, after) in view.sub_tasks.iter().zip(["3s", "2s"]) {
+        assert_eq!(row.state, TaskState::Failed, "{row:?}");
+        assert_eq!(
+            row.summary.as_deref(),
+            Some(
+                format!(
+                    "deadline exceeded: it was still running after {after}, so Baton cancelled it on the agent"
+                )
+                .as_str()
+            ),
+            "{row:?}"
+        );
+    }
+    for peer in [&pushing, &streaming] {
+        let stats = peer
+            .wait_for("the task cancelled", |s| {
+                s["cancels"].as_array().is_some_and(|c| c.len() == 1)
+            })
+            .await;
+        assert_eq!(stats["tasks"][0]["state"], "TASK_STATE_CANCELED", "{stats}");
+    }
+    // The Web UI says why each remote task was cancelled.
+    for stand_in in ["t-late.1", "t-late.2"] {
+        let summaries = activity_summaries(&temporal, stand_in).await;
+        assert!(
+            summaries.iter().any(|s| s.ends_with("past its deadline")),
+            "{stand_in}: {summaries:?}"
+        );
+    }
 }

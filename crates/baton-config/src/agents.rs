@@ -21,6 +21,9 @@ pub struct RemoteAgentSpec {
     pub push_safety_fetch: Duration,
     /// How long creating a sub-task on the agent may go without an answer before it fails.
     pub create_timeout: Duration,
+    /// How long a sub-task on the agent may run before Baton cancels it; a call may ask for
+    /// less, never more.
+    pub deadline: Duration,
     /// Whether the card may name an interface on another origin than `url`.
     pub allow_other_origin: bool,
     /// The credential presented to an agent whose card asks for one.
@@ -63,7 +66,7 @@ impl fmt::Display for Updates {
     }
 }
 
-const KEYS: [&str; 9] = [
+const KEYS: [&str; 10] = [
     "id",
     "url",
     "version",
@@ -71,6 +74,7 @@ const KEYS: [&str; 9] = [
     "follow_interval",
     "push_safety_fetch",
     "create_timeout",
+    "deadline",
     "allow_other_origin",
     "auth",
 ];
@@ -83,6 +87,10 @@ pub const DEFAULT_PUSH_SAFETY_FETCH: Duration = Duration::from_secs(30);
 pub const DEFAULT_CREATE_TIMEOUT: Duration = Duration::from_secs(300);
 /// The longest `create_timeout`: the engine's own bound on a creation is a little longer.
 pub const MAX_CREATE_TIMEOUT: Duration = Duration::from_secs(3600);
+/// How long a sub-task may run before it is cancelled, unless the agent's `deadline` says.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(24 * 3600);
+/// The longest `deadline`.
+pub const MAX_DEADLINE: Duration = Duration::from_secs(30 * 24 * 3600);
 
 pub(crate) fn read(
     field: Field<'_>,
@@ -132,6 +140,9 @@ fn read_one(
     let create_timeout = section
         .field("create_timeout")
         .duration_up_to(Some((MAX_CREATE_TIMEOUT, "1 hour")), errors);
+    let deadline = section
+        .field("deadline")
+        .duration_up_to(Some((MAX_DEADLINE, "30 days (720h)")), errors);
     let allow_other_origin = section.field("allow_other_origin").boolean(errors);
     let auth = agent_auth::read(section.field("auth"), env, errors);
     Some(RemoteAgentSpec {
@@ -142,6 +153,7 @@ fn read_one(
         follow_interval: follow_interval.unwrap_or(DEFAULT_FOLLOW_INTERVAL),
         push_safety_fetch: push_safety_fetch.unwrap_or(DEFAULT_PUSH_SAFETY_FETCH),
         create_timeout: create_timeout.unwrap_or(DEFAULT_CREATE_TIMEOUT),
+        deadline: deadline.unwrap_or(DEFAULT_DEADLINE),
         allow_other_origin: allow_other_origin.unwrap_or(false),
         auth,
     })
@@ -200,6 +212,7 @@ mod tests {
         assert_eq!(agent.follow_interval, Duration::from_secs(5));
         assert_eq!(agent.push_safety_fetch, Duration::from_secs(30));
         assert_eq!(agent.create_timeout, Duration::from_secs(300));
+        assert_eq!(agent.deadline, Duration::from_secs(24 * 3600));
         assert!(!agent.allow_other_origin);
     }
 
@@ -249,6 +262,22 @@ mod tests {
         );
         let hour = parse(&one_agent("create_timeout = \"1h\"")).unwrap();
         assert_eq!(hour.agents[0].create_timeout, super::MAX_CREATE_TIMEOUT);
+    }
+
+    #[test]
+    fn a_deadline_between_a_second_and_thirty_days() {
+        let agent = parse(&one_agent("deadline = \"90m\"")).unwrap();
+        assert_eq!(agent.agents[0].deadline, Duration::from_secs(5400));
+        assert_only_error(
+            &one_agent("deadline = \"721h\""),
+            "agents[0].deadline",
+            "must be at most 30 days (720h) (got \"721h\")",
+        );
+        assert_only_error(
+            &one_agent("deadline = \"500ms\""),
+            "agents[0].deadline",
+            "must be at least 1 second (got \"500ms\")",
+        );
     }
 
     #[test]
@@ -448,7 +477,7 @@ mod tests {
             &one_agent("push = true"),
             "agents[0].push",
             "unknown setting (allowed: id, url, version, updates, follow_interval, push_safety_fetch, \
-             create_timeout, allow_other_origin, auth)",
+             create_timeout, deadline, allow_other_origin, auth)",
         );
     }
 

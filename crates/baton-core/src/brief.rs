@@ -97,6 +97,7 @@ mod tests {
             goal: "Balance the ledger.".to_string(),
             description: "The books for March.".to_string(),
             acceptance_criteria: criteria(&["Debits equal credits.", "No open items."]),
+            deadline_secs: None,
         }
     }
 

@@ -37,6 +37,9 @@ pub struct SpawnSubtaskArgs {
     /// A registered agent id, or `None` for this agent itself.
     #[serde(default)]
     pub agent: Option<String>,
+    /// The longest the sub-task may run, in seconds; the agent's `deadline` caps it.
+    #[serde(default)]
+    pub deadline_seconds: Option<u64>,
 }
 
 /// A validated request to create a sub-task on a registered agent.
@@ -52,6 +55,8 @@ pub struct SpawnRequest {
     pub description: String,
     /// Checks that tell when the sub-task is done.
     pub acceptance_criteria: Vec<String>,
+    /// The deadline the model asked for, in seconds.
+    pub deadline_secs: Option<u64>,
 }
 
 /// An error result for the model to read and correct its call.
@@ -112,6 +117,11 @@ pub fn validate_spawn(
         .map_err(|error| ToolError::invalid_arguments(error.to_string()))?;
     require_not_blank("name", &args.name)?;
     require_not_blank("goal", &args.goal)?;
+    if args.deadline_seconds == Some(0) {
+        return Err(ToolError::invalid_arguments(
+            "deadline_seconds must be at least 1; leave it null for the agent's own limit".into(),
+        ));
+    }
     let agent = args.agent.unwrap_or_else(|| SELF_AGENT.to_string());
     if agent.is_empty() || !registered.contains(&agent) {
         return Err(ToolError::agent_unknown(agent, registered));
@@ -122,6 +132,7 @@ pub fn validate_spawn(
         goal: args.goal,
         description: args.description,
         acceptance_criteria: args.acceptance_criteria,
+        deadline_secs: args.deadline_seconds,
     })
 }
 
@@ -153,6 +164,12 @@ pub fn spawn_subtask_schema() -> Value {
                 "default": null,
                 "description": "An agent id listed under `agents`, or null to run this step on this agent itself (`self`) in a clean context.",
                 "type": ["string", "null"]
+            },
+            "deadline_seconds": {
+                "default": null,
+                "description": "The longest the sub-task may run, in seconds. Past it the sub-task is cancelled and reported failed. Null leaves the agent's own limit, which also caps this.",
+                "minimum": 1,
+                "type": ["integer", "null"]
             },
             "description": {
                 "default": "",
@@ -195,6 +212,25 @@ mod tests {
         validate_spawn(arguments, ids).expect_err("the call is refused")
     }
 
+    #[test]
+    fn a_deadline_of_zero_seconds_is_refused_naming_the_field() {
+        let arguments =
+            json!({ "name": "check", "goal": "g", "agent": "ledger", "deadline_seconds": 0 })
+                .to_string();
+        let error = expect_error(&arguments, &with_self());
+        assert_eq!(error.code, INVALID_ARGUMENTS);
+        assert!(
+            error.message.contains("deadline_seconds"),
+            "{}",
+            error.message
+        );
+        let negative = json!({ "name": "check", "goal": "g", "deadline_seconds": -5 }).to_string();
+        assert_eq!(
+            expect_error(&negative, &with_self()).code,
+            INVALID_ARGUMENTS
+        );
+    }
+
     // Agents
 
     #[test]
@@ -204,7 +240,8 @@ mod tests {
             "goal": "Balance the ledger.",
             "description": "The books for March.",
             "acceptance_criteria": ["Debits equal credits.", "No open items."],
-            "agent": "ledger"
+            "agent": "ledger",
+            "deadline_seconds": 600
         })
         .to_string();
         assert_eq!(
@@ -218,6 +255,7 @@ mod tests {
                     "Debits equal credits.".to_string(),
                     "No open items.".to_string()
                 ],
+                deadline_secs: Some(600),
             })
         );
     }
@@ -456,6 +494,7 @@ mod tests {
             description: String::new(),
             acceptance_criteria: Vec::new(),
             agent: None,
+            deadline_seconds: None,
         };
         let serialised = serde_json::to_value(&args).unwrap();
         let schema = spawn_subtask_schema();

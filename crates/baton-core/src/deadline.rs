@@ -1,0 +1,89 @@
+//! How long a delegation may run: the deadline the model asked for within the agent's own, the
+//! time left of it, and the words the parent's model reads when it passed.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The delegation's deadline in seconds: what the model asked for, within the agent's
+/// `deadline`, never under a second; the agent's when the model asked for none.
+pub fn delegation_deadline(agent: Duration, asked: Option<u64>) -> u64 {
+    let cap = agent.as_secs().max(1);
+    asked.map_or(cap, |asked| asked.clamp(1, cap))
+}
+
+/// When a deadline of `secs` seconds from `now` passes, in milliseconds since the Unix epoch.
+pub fn deadline_at_ms(now: SystemTime, secs: u64) -> u64 {
+    unix_ms(now).saturating_add(secs.saturating_mul(1000))
+}
+
+/// The time left before `at_ms` at `now`; zero once it has passed.
+pub fn time_left(at_ms: u64, now: SystemTime) -> Duration {
+    Duration::from_millis(at_ms.saturating_sub(unix_ms(now)))
+}
+
+/// What the row says of a delegation that ran past its deadline of `secs` seconds.
+pub fn deadline_exceeded(secs: u64) -> String {
+    format!(
+        "deadline exceeded: it was still running after {}, so Baton cancelled it on the agent",
+        in_words(secs)
+    )
+}
+
+fn unix_ms(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |since| {
+        u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+    })
+}
+
+/// `90` → `1m30s`, `86400` → `24h`.
+fn in_words(secs: u64) -> String {
+    let (hours, minutes, seconds) = (secs / 3600, secs / 60 % 60, secs % 60);
+    let mut words = String::new();
+    for (amount, unit) in [(hours, "h"), (minutes, "m"), (seconds, "s")] {
+        if amount > 0 {
+            words.push_str(&format!("{amount}{unit}"));
+        }
+    }
+    if words.is_empty() { "0s".into() } else { words }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_may_ask_for_less_than_the_agents_deadline_never_more() {
+        let day = Duration::from_secs(86_400);
+        assert_eq!(delegation_deadline(day, None), 86_400);
+        assert_eq!(delegation_deadline(day, Some(600)), 600);
+        assert_eq!(delegation_deadline(day, Some(10 * 86_400)), 86_400);
+        assert_eq!(delegation_deadline(day, Some(0)), 1);
+        assert_eq!(delegation_deadline(Duration::from_millis(300), None), 1);
+    }
+
+    #[test]
+    fn the_time_left_counts_down_to_zero_and_stays_there() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_000);
+        let at = deadline_at_ms(now, 90);
+        assert_eq!(at, 1_090_000);
+        assert_eq!(time_left(at, now), Duration::from_secs(90));
+        assert_eq!(
+            time_left(at, now + Duration::from_secs(89)),
+            Duration::from_secs(1)
+        );
+        assert_eq!(time_left(at, now + Duration::from_secs(90)), Duration::ZERO);
+        assert_eq!(
+            time_left(at, now + Duration::from_secs(900)),
+            Duration::ZERO
+        );
+        assert_eq!(deadline_at_ms(now, u64::MAX), u64::MAX);
+    }
+
+    #[test]
+    fn the_words_name_the_deadline_as_it_reads() {
+        assert_eq!(in_words(90), "1m30s");
+        assert_eq!(in_words(86_400), "24h");
+        assert_eq!(in_words(3_661), "1h1m1s");
+        assert_eq!(in_words(5), "5s");
+        assert!(deadline_exceeded(3).contains("after 3s"));
+    }
+}
