@@ -152,7 +152,8 @@ pub struct TaskInput {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TaskLimits {
-    /// Model turns before the task fails with "turn limit reached".
+    /// Model turns after a participant message (or the brief) before the task fails with
+    /// "turn limit reached".
     pub max_turns: u32,
     /// Workflow history events before the workflow continues as new.
     pub history_event_bound: u32,
@@ -394,6 +395,10 @@ pub struct TaskCarry {
     pub events: Vec<EventEntry>,
     pub next_seq: u64,
     pub turns: u32,
+    /// Turns since the model last read a participant message; absent in carries written
+    /// before the turn limit counted per message.
+    #[serde(default)]
+    pub turns_since_message: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_answer: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -57,6 +57,8 @@ const IDLE_END_PATCH: &str = "baton.idle-end";
 /// The patch that has a failed parent cancel its open sub-tasks and log its failure, for the
 /// histories before it.
 const CLEANUP_ON_FAIL_PATCH: &str = "baton.cleanup-on-fail";
+/// The turn limit counts the turns since the last participant message, not the task's life.
+const TURNS_PER_MESSAGE_PATCH: &str = "baton.turns-per-message";
 
 #[workflow]
 pub struct TaskWorkflow {
@@ -77,6 +79,8 @@ pub struct TaskWorkflow {
     pending_notes: Vec<String>,
     log: EventLog,
     turns: u32,
+    /// Turns since the model last read a participant message (or the brief).
+    turns_since_message: u32,
     turns_this_run: u32,
     last_answer: Option<String>,
     cancel_reason: Option<String>,
@@ -112,6 +116,7 @@ impl TaskWorkflow {
             pending_notes: Vec::new(),
             log: EventLog::default(),
             turns: 0,
+            turns_since_message: 0,
             turns_this_run: 0,
             last_answer: None,
             cancel_reason: None,
@@ -127,6 +132,7 @@ impl TaskWorkflow {
             workflow.pending_notes = carry.pending_notes;
             workflow.log = EventLog::restore(carry.events, carry.next_seq);
             workflow.turns = carry.turns;
+            workflow.turns_since_message = carry.turns_since_message;
             workflow.last_answer = carry.last_answer;
             workflow.cancel_reason = carry.cancel_reason;
             workflow.messages = carry.messages;
@@ -179,7 +185,8 @@ impl TaskWorkflow {
                     }
                 }
             }
-            if ctx.state(|s| s.turns >= s.input.limits.max_turns) {
+            let per_message = ctx.patched(TURNS_PER_MESSAGE_PATCH);
+            if ctx.state(|s| s.turn_limit_reached(per_message)) {
                 return finish(ctx, TaskState::Failed, Some("turn limit reached".into())).await;
             }
 
@@ -465,8 +472,23 @@ impl TaskWorkflow {
         }
     }
 
+    /// Whether the model has taken `max_turns` turns: since the last participant message it
+    /// read, or, in histories before the patch, over the task's whole life. A message waiting to
+    /// be read starts a new count.
+    fn turn_limit_reached(&self, per_message: bool) -> bool {
+        let max = self.input.limits.max_turns;
+        if per_message {
+            self.arrived.is_empty() && self.turns_since_message >= max
+        } else {
+            self.turns >= max
+        }
+    }
+
     /// Moves the participant messages that arrived since the last turn into the history.
     fn take_arrived_messages(&mut self) {
+        if !self.arrived.is_empty() {
+            self.turns_since_message = 0;
+        }
         for text in self.arrived.drain(..) {
             self.history.push(HistoryItem::User {
                 text,
@@ -493,6 +515,7 @@ impl TaskWorkflow {
                 events,
                 next_seq,
                 turns: self.turns,
+                turns_since_message: self.turns_since_message,
                 last_answer: self.last_answer.clone(),
                 cancel_reason: self.cancel_reason.clone(),
                 messages: self.messages.clone(),
@@ -707,6 +730,7 @@ async fn model_turn(
     let task_id = ctx.workflow_id().to_string();
     ctx.state_mut(|s| {
         s.turns += 1;
+        s.turns_since_message += 1;
         s.turns_this_run += 1;
         if !keeps_order {
             // Before the patch, what arrived during the turn counted as read by it.

@@ -363,6 +363,72 @@ async fn reaching_the_turn_limit_fails_the_task() {
 }
 
 #[tokio::test]
+async fn the_turn_limit_counts_the_turns_after_each_message_not_the_conversations_life() {
+    use baton_proto::InboxMessage;
+    use baton_workflows::TaskWorkflow;
+    use temporalio_client::WorkflowExecuteUpdateOptions;
+
+    let temporal = TestTemporal::start().await;
+    // Two turns for each of the first two messages, then three for the third.
+    let model = FakeModel::start(vec![
+        call("no_such_tool", json!({})),
+        reply("First."),
+        call("no_such_tool", json!({})),
+        reply("Second."),
+        call("no_such_tool", json!({})),
+        call("no_such_tool", json!({})),
+        call("no_such_tool", json!({})),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url());
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let input = serde_json::from_value(json!({
+        "name": "chat", "goal": "Chat.", "lifecycle": "conversation", "limits": {"max_turns": 2},
+        "participants": [{"id": "alice", "kind": "human", "role": "reporter"}]
+    }))
+    .unwrap();
+    temporal
+        .start_task(&config.task_queue, "t-budget", input)
+        .await;
+    let parked = |turns: u32| {
+        move |v: &baton_proto::TaskView| v.turns == turns && v.state == TaskState::InputRequired
+    };
+    temporal.wait_for_task("t-budget", WITHIN, parked(2)).await;
+    let task = temporal
+        .client
+        .get_workflow_handle::<TaskWorkflow>("t-budget");
+    for (id, text) in [("m-2", "Again."), ("m-3", "Once more.")] {
+        let message = InboxMessage {
+            message_id: id.into(),
+            participant_id: "alice".into(),
+            text: text.into(),
+            push_config: None,
+        };
+        task.execute_update(
+            TaskWorkflow::inbox,
+            message,
+            WorkflowExecuteUpdateOptions::default(),
+        )
+        .await
+        .unwrap();
+        if id == "m-2" {
+            // Four turns in all, past the limit of two, and still answering.
+            let view = temporal.wait_for_task("t-budget", WITHIN, parked(4)).await;
+            assert_eq!(view.last_answer.as_deref(), Some("Second."));
+        }
+    }
+    let view = temporal
+        .wait_for_task("t-budget", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Failed);
+    assert_eq!(view.status_message.as_deref(), Some("turn limit reached"));
+    assert_eq!(
+        view.turns, 6,
+        "two turns after the third message, then the limit"
+    );
+}
+
+#[tokio::test]
 async fn a_delegated_peer_parked_awaiting_its_next_message_counts_as_completed() {
     let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "converse"]).await;
