@@ -1,6 +1,7 @@
 //! `baton bench gateway`: GetTask and SendMessage (with `returnImmediately`) over JSON-RPC,
 //! through Baton's gateway and through the official Python a2a-sdk's in-memory server, in one run
-//! on 127.0.0.1, from the same HTTP client. Figures are ratios of Baton against the a2a-sdk.
+//! on 127.0.0.1, from the same HTTP client. Figures are ratios of Baton against the a2a-sdk, and
+//! of Baton's gRPC binding (the official a2a-grpc client) against its JSON-RPC one.
 //!
 //! Baton's side is `baton worker`'s: an embedded dev server the bench starts, the worker with its
 //! gateway, and the bench model, which answers a gateway task at once. Each SendMessage starts a
@@ -13,12 +14,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use a2a::{
+    GetTaskRequest, Message, Part, Role, SendMessageConfiguration, SendMessageRequest,
+    SendMessageResponse,
+};
+use a2a_client::{ServiceParams, Transport};
+use a2a_grpc::GrpcTransport;
 use anyhow::{Context, bail};
 use baton_config::Settings;
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::process::Command;
+use tonic::transport::Endpoint;
 
 use super::child::ChildProcess;
 use super::delegation::{free_port, progress, start_dev_server};
@@ -32,6 +40,12 @@ const PYTHON_AGENT: &str = include_str!("a2a_sdk_agent.py");
 const TASK_QUEUE: &str = "bench-gateway";
 /// The longest one request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Who the bench says it is: any id but the agent's own, which only the agent may be.
+const PARTICIPANT: &str = "bench-client";
+/// The names of the servers in the figures.
+const A2A_SDK: &str = "a2a-sdk";
+const BATON: &str = "baton";
+const BATON_GRPC: &str = "baton-grpc";
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct GatewayArgs {
@@ -56,11 +70,12 @@ pub struct GatewayArgs {
     pub json: bool,
 }
 
-/// One server under test: where its JSON-RPC endpoint is.
+/// One server under test: where its JSON-RPC endpoint is, or its gRPC channel.
 #[derive(Clone)]
 struct Target {
     name: &'static str,
     url: String,
+    grpc: Option<Arc<GrpcTransport>>,
 }
 
 /// The same JSON-RPC calls to any target, counting request ids across the run.
@@ -106,7 +121,7 @@ impl Caller {
             .http
             .post(&target.url)
             .header("A2A-Version", "1.0")
-            .header("X-Participant-Id", "bench")
+            .header("X-Participant-Id", PARTICIPANT)
             .json(&body)
             .send()
             .await
@@ -126,6 +141,29 @@ impl Caller {
     async fn send(&self, target: &Target, return_immediately: bool) -> anyhow::Result<String> {
         // Unique within the run, which is all a fresh server needs.
         let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        if let Some(grpc) = &target.grpc {
+            let mut message = Message::new(
+                Role::User,
+                vec![Part::text(format!("{DIRECT_MARKER} question {n}"))],
+            );
+            message.message_id = format!("bench-message-{n}");
+            let request = SendMessageRequest {
+                message,
+                configuration: Some(SendMessageConfiguration {
+                    accepted_output_modes: None,
+                    task_push_notification_config: None,
+                    history_length: None,
+                    return_immediately: Some(return_immediately),
+                }),
+                metadata: None,
+                tenant: None,
+            };
+            return match grpc.send_message(&grpc_params(), &request).await {
+                Ok(SendMessageResponse::Task(task)) => Ok(task.id),
+                Ok(other) => bail!("SendMessage to {} answered no task: {other:?}", target.name),
+                Err(error) => bail!("SendMessage to {}: {error}", target.name),
+            };
+        }
         let params = json!({
             "message": {
                 "messageId": format!("bench-message-{n}"),
@@ -142,6 +180,21 @@ impl Caller {
     }
 
     async fn get(&self, target: &Target, task_id: &str) -> anyhow::Result<()> {
+        if let Some(grpc) = &target.grpc {
+            let request = GetTaskRequest {
+                id: task_id.to_string(),
+                history_length: None,
+                tenant: None,
+            };
+            let task = grpc
+                .get_task(&grpc_params(), &request)
+                .await
+                .map_err(|error| anyhow::anyhow!("GetTask on {}: {error}", target.name))?;
+            if task.id != task_id {
+                bail!("GetTask on {} answered another task", target.name);
+            }
+            return Ok(());
+        }
         let result = self.rpc(target, "GetTask", json!({"id": task_id})).await?;
         if result["id"].as_str() != Some(task_id) {
             bail!("GetTask on {} answered another task: {result}", target.name);
@@ -155,6 +208,14 @@ impl Caller {
             Call::SendMessage => self.send(target, true).await.map(|_| ()),
         }
     }
+}
+
+/// What every gRPC call carries, as the JSON-RPC ones carry it in headers.
+fn grpc_params() -> ServiceParams {
+    [("a2a-version", "1.0"), ("x-participant-id", PARTICIPANT)]
+        .into_iter()
+        .map(|(key, value)| (key.to_string(), vec![value.to_string()]))
+        .collect()
 }
 
 /// One batch of one call against one server.
@@ -171,15 +232,19 @@ pub struct Batch {
     latency: Option<Latency>,
 }
 
-/// Baton against the a2a-sdk for one call.
+/// One server against another for one call: Baton against the a2a-sdk, or Baton's gRPC
+/// against its JSON-RPC.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
     call: Call,
-    /// p50 latency one at a time, Baton / a2a-sdk (lower is better for Baton).
+    /// The server measured, and the one it is measured against.
+    ours: &'static str,
+    theirs: &'static str,
+    /// p50 latency one at a time, ours / theirs (lower is better for ours).
     latency_p50_ratio: Option<f64>,
-    /// p50 latency at the batch concurrency, Baton / a2a-sdk.
+    /// p50 latency at the batch concurrency, ours / theirs.
     loaded_latency_p50_ratio: Option<f64>,
-    /// Requests per second at the batch concurrency, Baton / a2a-sdk (higher is better).
+    /// Requests per second at the batch concurrency, ours / theirs (higher is better).
     throughput_ratio: Option<f64>,
 }
 
@@ -232,19 +297,31 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
         dir.path(),
         &|_| None,
     )?;
-    let targets = [
-        Target {
-            name: "a2a-sdk",
-            url: format!("http://127.0.0.1:{python_port}/"),
-        },
-        Target {
-            name: "baton",
-            url: format!("http://127.0.0.1:{gateway_port}/"),
-        },
-    ];
     let measured = {
         let args = args.clone();
-        async move { measure(&args, &targets).await }
+        async move {
+            // The channel connects on its first call, once the worker serves the gateway.
+            let channel =
+                Endpoint::from_shared(format!("http://127.0.0.1:{gateway_port}"))?.connect_lazy();
+            let targets = [
+                Target {
+                    name: A2A_SDK,
+                    url: format!("http://127.0.0.1:{python_port}/"),
+                    grpc: None,
+                },
+                Target {
+                    name: BATON,
+                    url: format!("http://127.0.0.1:{gateway_port}/"),
+                    grpc: None,
+                },
+                Target {
+                    name: BATON_GRPC,
+                    url: format!("127.0.0.1:{gateway_port}"),
+                    grpc: Some(Arc::new(GrpcTransport::from_channel(channel))),
+                },
+            ];
+            measure(&args, &targets).await
+        }
     };
     let outcome = with_worker(&settings, client, None, measured).await;
     python_agent.stop().await;
@@ -254,9 +331,10 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
         requests: args.requests,
         concurrency: args.concurrency,
         sequential: args.sequential,
-        comparisons: [Call::GetTask, Call::SendMessage]
+        comparisons: [(BATON, A2A_SDK), (BATON_GRPC, BATON)]
             .into_iter()
-            .map(|call| compare(call, &batches, args.concurrency))
+            .flat_map(|pair| [Call::GetTask, Call::SendMessage].map(|call| (pair, call)))
+            .map(|((ours, theirs), call)| compare(call, &batches, args.concurrency, ours, theirs))
             .collect(),
         batches,
         machine: Machine::read(load_at_start, load_average()),
@@ -349,7 +427,13 @@ async fn batch(
     }
 }
 
-fn compare(call: Call, batches: &[Batch], concurrency: usize) -> Comparison {
+fn compare(
+    call: Call,
+    batches: &[Batch],
+    concurrency: usize,
+    ours: &'static str,
+    theirs: &'static str,
+) -> Comparison {
     let find = |server: &str, c: usize| {
         batches
             .iter()
@@ -363,14 +447,16 @@ fn compare(call: Call, batches: &[Batch], concurrency: usize) -> Comparison {
     let throughput = |b: Option<&Batch>| b.map(|b| b.throughput_per_s);
     Comparison {
         call,
-        latency_p50_ratio: ratio(p50(find("baton", 1)), p50(find("a2a-sdk", 1))),
+        ours,
+        theirs,
+        latency_p50_ratio: ratio(p50(find(ours, 1)), p50(find(theirs, 1))),
         loaded_latency_p50_ratio: ratio(
-            p50(find("baton", concurrency)),
-            p50(find("a2a-sdk", concurrency)),
+            p50(find(ours, concurrency)),
+            p50(find(theirs, concurrency)),
         ),
         throughput_ratio: ratio(
-            throughput(find("baton", concurrency)),
-            throughput(find("a2a-sdk", concurrency)),
+            throughput(find(ours, concurrency)),
+            throughput(find(theirs, concurrency)),
         ),
     }
 }
@@ -378,12 +464,12 @@ fn compare(call: Call, batches: &[Batch], concurrency: usize) -> Comparison {
 fn print_text(report: &GatewayReport) {
     println!(
         "Gateway bench: JSON-RPC to Baton's gateway and to the a2a-sdk's in-memory server \
-         (Python), {} requests per batch, {} at once; {} one at a time",
+         (Python), and gRPC to Baton's gateway; {} requests per batch, {} at once; {} one at a time",
         report.requests, report.concurrency, report.sequential
     );
     println!();
     println!(
-        "{:<34} {:<8} {:>3} {:>7} {:>9} {:>9} {:>9}",
+        "{:<34} {:<10} {:>3} {:>7} {:>9} {:>9} {:>9}",
         "call", "server", "C", "ok", "p50 ms", "p95 ms", "req/s"
     );
     for b in &report.batches {
@@ -392,7 +478,7 @@ fn print_text(report: &GatewayReport) {
             .as_ref()
             .map_or((f64::NAN, f64::NAN), |l| (l.p50_ms, l.p95_ms));
         println!(
-            "{:<34} {:<8} {:>3} {:>7} {:>9.2} {:>9.2} {:>9.1}",
+            "{:<34} {:<10} {:>3} {:>7} {:>9.2} {:>9.2} {:>9.1}",
             b.call.label(),
             b.server,
             b.concurrency,
@@ -406,11 +492,12 @@ fn print_text(report: &GatewayReport) {
         }
     }
     println!();
-    println!("Baton / a2a-sdk:");
     let show = |r: Option<f64>| r.map_or("n/a".to_string(), |r| format!("{r}"));
     for c in &report.comparisons {
         println!(
-            "  {:<34} latency p50 {}× (loaded {}×), throughput {}×",
+            "  {} / {}: {:<34} latency p50 {}× (loaded {}×), throughput {}×",
+            c.ours,
+            c.theirs,
             c.call.label(),
             show(c.latency_p50_ratio),
             show(c.loaded_latency_p50_ratio),
@@ -485,18 +572,23 @@ mod tests {
     }
 
     #[test]
-    fn ratios_are_baton_over_the_a2a_sdk() {
+    fn ratios_are_ours_over_theirs() {
         let batches = [
-            batch("a2a-sdk", 1, 2.0, 400.0),
-            batch("baton", 1, 3.0, 300.0),
-            batch("a2a-sdk", 10, 10.0, 1000.0),
-            batch("baton", 10, 25.0, 400.0),
+            batch(A2A_SDK, 1, 2.0, 400.0),
+            batch(BATON, 1, 3.0, 300.0),
+            batch(A2A_SDK, 10, 10.0, 1000.0),
+            batch(BATON, 10, 25.0, 400.0),
+            batch(BATON_GRPC, 1, 1.5, 600.0),
+            batch(BATON_GRPC, 10, 20.0, 500.0),
         ];
-        let c = compare(Call::GetTask, &batches, 10);
+        let c = compare(Call::GetTask, &batches, 10, BATON, A2A_SDK);
         assert_eq!(c.latency_p50_ratio, Some(1.5));
         assert_eq!(c.loaded_latency_p50_ratio, Some(2.5));
         assert_eq!(c.throughput_ratio, Some(0.4));
-        let none = compare(Call::SendMessage, &batches, 10);
+        let grpc = compare(Call::GetTask, &batches, 10, BATON_GRPC, BATON);
+        assert_eq!(grpc.latency_p50_ratio, Some(0.5));
+        assert_eq!(grpc.throughput_ratio, Some(1.25));
+        let none = compare(Call::SendMessage, &batches, 10, BATON, A2A_SDK);
         assert_eq!(none.throughput_ratio, None);
     }
 }
