@@ -34,6 +34,24 @@ fn delegate_then(answers: &[&str]) -> Vec<baton_tests::fake_model::Scripted> {
     script
 }
 
+/// Waits until visibility, which lags behind a workflow's close, lists `expected` for
+/// `workflow_id`; panics with what it lists after `WITHIN`.
+async fn wait_for_statuses(
+    temporal: &TestTemporal,
+    workflow_id: &str,
+    expected: &[WorkflowExecutionStatus],
+) {
+    let deadline = Instant::now() + WITHIN;
+    loop {
+        let listed = statuses(temporal, workflow_id).await;
+        if listed == expected {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{workflow_id}: {listed:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 async fn statuses(temporal: &TestTemporal, workflow_id: &str) -> Vec<WorkflowExecutionStatus> {
     temporal
         .client
@@ -117,14 +135,13 @@ async fn cancelling_the_parent_cancels_each_open_child_over_a2a() {
             stats["tasks"].to_string().contains("TASK_STATE_CANCELED"),
             "{stats}"
         );
-        assert_eq!(
-            statuses(&temporal, "t-cancel").await,
-            [WorkflowExecutionStatus::Canceled]
-        );
-        assert_eq!(
-            statuses(&temporal, "t-cancel.1").await,
-            [WorkflowExecutionStatus::Canceled]
-        );
+        wait_for_statuses(&temporal, "t-cancel", &[WorkflowExecutionStatus::Canceled]).await;
+        wait_for_statuses(
+            &temporal,
+            "t-cancel.1",
+            &[WorkflowExecutionStatus::Canceled],
+        )
+        .await;
         let text = scrape(&metrics_url).await;
         assert_eq!(sample(&text, streams, &open), Some(0.0), "{text}");
         let canceled = [
