@@ -153,7 +153,7 @@ impl<'de> Visitor<'de> for Node<'_> {
         let Node { walk, depth, .. } = self;
         while let Some(key) = map.next_key::<Key>()? {
             if depth == 0 && key == Key::Id {
-                walk.id = Some(map.next_value()?);
+                map.next_value_seed(IdNode { walk: &mut *walk })?;
                 continue;
             }
             map.next_value_seed(Node {
@@ -163,6 +163,67 @@ impl<'de> Visitor<'de> for Node<'_> {
             })?;
         }
         Ok(())
+    }
+}
+
+/// The request's top-level `id`: kept when it is a scalar, as a JSON-RPC id is; anything else
+/// is walked like the rest of the body, so no part hides in it.
+struct IdNode<'w> {
+    walk: &'w mut Walk,
+}
+
+impl<'de> DeserializeSeed<'de> for IdNode<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for IdNode<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON-RPC id")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, id: i64) -> Result<(), E> {
+        self.walk.id = Some(id.into());
+        Ok(())
+    }
+    fn visit_u64<E>(self, id: u64) -> Result<(), E> {
+        self.walk.id = Some(id.into());
+        Ok(())
+    }
+    fn visit_f64<E>(self, id: f64) -> Result<(), E> {
+        self.walk.id = Some(id.into());
+        Ok(())
+    }
+    fn visit_str<E>(self, id: &str) -> Result<(), E> {
+        self.walk.id = Some(id.into());
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        self.nested().visit_seq(seq)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        self.nested().visit_map(map)
+    }
+}
+
+impl<'w> IdNode<'w> {
+    fn nested(self) -> Node<'w> {
+        Node {
+            walk: self.walk,
+            depth: 1,
+            under_parts: false,
+        }
     }
 }
 
@@ -232,6 +293,15 @@ mod tests {
         let nested = json!({"parts": [{"data": {"parts": [1, 2]}}]});
         assert_eq!(
             scan(&serde_json::to_vec(&nested).unwrap(), 2),
+            Scan::TooManyParts { id: None }
+        );
+    }
+
+    #[test]
+    fn no_part_hides_in_a_top_level_id() {
+        let hidden = json!({"id": {"parts": [1, 2, 3]}, "parts": [1]});
+        assert_eq!(
+            scan(&serde_json::to_vec(&hidden).unwrap(), 1),
             Scan::TooManyParts { id: None }
         );
     }
