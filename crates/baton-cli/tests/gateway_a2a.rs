@@ -1456,7 +1456,12 @@ async fn part_floods_and_requests_past_the_concurrency_limit_are_refused_before_
 
     // One blocking send takes the only place until its held turn is let go.
     let blocking = tokio::spawn(rpc(send(json!("held"), vec![json!({"text": "hi"})])));
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while model.requests().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the held send never reached the model"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let busy = rpc(json!({"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": "t"}}))
