@@ -11,6 +11,7 @@ mod heartbeat;
 mod model_turn;
 mod push_delivery;
 mod remote_calls;
+mod reply;
 mod watch;
 
 use std::sync::{Arc, RwLock};
@@ -22,8 +23,8 @@ use baton_model::ModelProvider;
 use baton_proto::failure_types::AGENT_UNKNOWN;
 use baton_proto::{
     CancelContextIn, DelegationEnd, DeletePushIn, FollowIn, FollowOut, InvokeModelIn,
-    InvokeModelOut, PushDelivery, RemoteSnapshot, RemoteTaskIn, RemoteWatch, StartAgentTaskIn,
-    StartAgentTaskOut, TaskFailure,
+    InvokeModelOut, PushDelivery, RemoteReplyIn, RemoteReplyOut, RemoteSnapshot, RemoteTaskIn,
+    RemoteWatch, StartAgentTaskIn, StartAgentTaskOut, TaskFailure,
 };
 use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
@@ -234,6 +235,17 @@ impl BatonActivities {
         input: RemoteTaskIn,
     ) -> Result<RemoteSnapshot, ActivityError> {
         remote_calls::cancel(&*self.agent(&input.agent)?, &input).await
+    }
+
+    /// Sends the parent's answer to the remote task's question, once: a retry finds the answer
+    /// an earlier attempt sent in the task's history.
+    #[activity(name = "send_remote_reply")]
+    pub async fn send_remote_reply(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        input: RemoteReplyIn,
+    ) -> Result<RemoteReplyOut, ActivityError> {
+        reply::send_reply(&*self.agent(&input.task.agent)?, &input).await
     }
 
     /// Pushes one change of a task to a participant's webhook.

@@ -5,6 +5,9 @@
 use baton_core::context::render_note;
 use baton_core::push_token::hex;
 use baton_core::spawn_subtask::{SPAWN_SUBTASK, spawn_subtask_schema};
+use baton_core::sub_task_reply::{
+    REPLY_TO_SUBTASK, REPLY_TO_SUBTASK_DESCRIPTION, reply_to_subtask_schema,
+};
 use baton_core::turn_bounds::{MAX_TOOL_CALLS_KEPT, bound_answer, bound_tool_calls};
 use std::time::Duration;
 
@@ -54,11 +57,18 @@ pub async fn invoke(
         model: input.model.unwrap_or_else(|| default_model.to_string()),
         system: prefix.text.clone(),
         messages: messages(&input.task_section, &input.history),
-        tools: vec![ToolSpec {
-            name: SPAWN_SUBTASK.to_string(),
-            description: SPAWN_SUBTASK_DESCRIPTION.to_string(),
-            parameters: spawn_subtask_schema(),
-        }],
+        tools: vec![
+            ToolSpec {
+                name: SPAWN_SUBTASK.to_string(),
+                description: SPAWN_SUBTASK_DESCRIPTION.to_string(),
+                parameters: spawn_subtask_schema(),
+            },
+            ToolSpec {
+                name: REPLY_TO_SUBTASK.to_string(),
+                description: REPLY_TO_SUBTASK_DESCRIPTION.to_string(),
+                parameters: reply_to_subtask_schema(),
+            },
+        ],
         reasoning_effort: input.reasoning_effort,
         max_output_tokens: None,
     };

@@ -90,6 +90,22 @@ pub struct RemoteCarry {
     pub push_pending: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed: Option<TaskState>,
+    /// Answers from the parent not yet sent to the agent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replies: Vec<SubTaskReply>,
+    /// The question the last answer went to, while the agent still shows it: not news.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered: Option<RemoteSnapshot>,
+}
+
+/// The `reply` signal a parent sends its stand-in: an answer to the question its remote task
+/// asked, from the parent's model or from one of the parent's participants.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubTaskReply {
+    /// Derived from the parent's first run, the stand-in and the reply's number: the same on
+    /// every attempt to send it, so the agent and the stand-in can tell a repeat.
+    pub message_id: String,
+    pub text: String,
 }
 
 /// The `remote_push` update the push receiver sends a stand-in. It only wakes the stand-in.
@@ -187,6 +203,28 @@ pub struct FollowOut {
     /// The first real change, or nothing when the follow window ended without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changed: Option<RemoteSnapshot>,
+}
+
+/// `send_remote_reply`: the parent's answer, as a message on the remote task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteReplyIn {
+    pub task: RemoteTaskIn,
+    pub message_id: String,
+    pub text: String,
+}
+
+/// What `send_remote_reply` reports. The agent's refusal is an outcome, not an activity
+/// failure: the stand-in tells the parent the answer was not delivered, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum RemoteReplyOut {
+    /// The agent has the message (sent now, or by an earlier attempt); the task as it answered.
+    Sent {
+        task: RemoteSnapshot,
+    },
+    Refused {
+        reason: String,
+    },
 }
 
 /// `delete_remote_push`: remove the stand-in's push config, best effort.

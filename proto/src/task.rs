@@ -276,6 +276,10 @@ pub struct InboxMessage {
     /// registered before the message is taken, so the first change the message causes is pushed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub push_config: Option<PushConfig>,
+    /// The sub-task this message answers (its row's id), when the participant answers a
+    /// sub-task's question through this task: it goes to the sub-task's agent, not the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_task_id: Option<String>,
 }
 
 /// What the `inbox` update answers.
@@ -415,6 +419,19 @@ pub struct TaskCarry {
     pub arrived: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub push_configs: Vec<PushConfig>,
+    /// Answers to sub-tasks not yet sent to their stand-ins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replies_out: Vec<ForwardedReply>,
+    /// How many answers the task has sent its sub-tasks: numbers the next one's message id.
+    #[serde(default)]
+    pub replies_sent: u32,
+}
+
+/// A participant's answer to a sub-task, on its way to the sub-task's stand-in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForwardedReply {
+    pub stand_in_id: String,
+    pub text: String,
 }
 
 /// What a `TaskWorkflow` is started with: a [`TaskInput`], or the reason the JSON it was given

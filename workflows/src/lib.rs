@@ -6,6 +6,7 @@
 //! - [`RemoteTaskWorkflow`]: the stand-in, one per delegation. It watches the remote A2A task
 //!   (push, follow or off) and tells its parent of each change with `child_done`.
 
+mod activity_failure;
 mod event_log;
 mod policies;
 mod remote_task_workflow;

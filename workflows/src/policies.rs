@@ -80,6 +80,18 @@ pub fn get_remote_task() -> ActivityOptions {
         .build()
 }
 
+/// An answer to a sub-task's question: retried with backoff for up to 5 minutes while the agent
+/// gives no answer (every attempt looks for the one an earlier attempt sent before it sends);
+/// past that the stand-in tells the parent the answer was not delivered.
+pub fn send_remote_reply() -> ActivityOptions {
+    ActivityOptions::with_close_timeouts(ActivityCloseTimeouts::ScheduleAndStartToClose {
+        schedule_to_close: Duration::from_secs(300),
+        start_to_close: Duration::from_secs(30),
+    })
+    .retry_policy(backoff(Duration::from_secs(30)))
+    .build()
+}
+
 /// The watch registration: one attempt; a failed one falls back to follow.
 pub fn short_call() -> ActivityOptions {
     ActivityOptions::with_start_to_close_timeout(Duration::from_secs(30))

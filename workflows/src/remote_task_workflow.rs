@@ -8,6 +8,10 @@
 //! - follow: a heartbeating activity holds SubscribeToTask open;
 //! - off: nothing between turns, except that a task still SUBMITTED or WORKING is followed.
 //!
+//! An answer from the parent (the `reply` signal) for a task that asked a question stops the
+//! watch; the stand-in sends it as a message on the same remote task and watches again. Until
+//! the agent shows something other than the question it answered, nothing is news.
+//!
 //! Cancelled by its parent, it cancels the remote task with CancelTask, tells the parent, and
 //! ends CANCELED. Past the delegation's deadline it cancels the remote task the same way and
 //! resolves the row FAILED "deadline exceeded". On every end it deletes its push config, so
@@ -21,21 +25,20 @@ use baton_core::push_token::digests_match;
 use baton_core::sub_tasks::{cap_result, map_remote_state};
 use baton_proto::failure_types::{AGENT_UNKNOWN, TASK_NOT_FOUND};
 use baton_proto::{
-    ChildDone, DeletePushIn, FollowIn, PushIn, RemoteCarry, RemoteSnapshot, RemoteStart,
-    RemoteTaskIn, RemoteView, RemoteWatch, TaskState, WatchKind,
+    ChildDone, DeletePushIn, FollowIn, PushIn, RemoteCarry, RemoteReplyIn, RemoteReplyOut,
+    RemoteSnapshot, RemoteStart, RemoteTaskIn, RemoteView, RemoteWatch, SubTaskReply, TaskState,
+    WatchKind,
 };
 use futures::FutureExt;
-use temporalio_common::protos::temporal::api::failure::v1::failure::FailureInfo;
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
     ActivityExecutionError, ContinueAsNewOptions, SyncWorkflowContext, WorkflowContext,
     WorkflowContextView, WorkflowResult, WorkflowTermination,
 };
-use temporalio_workflow::{
-    CancellableFuture, SignalWorkflowOptions, TimerOptions, WorkflowCancellationToken, select,
-};
+use temporalio_workflow::{SignalWorkflowOptions, TimerOptions, WorkflowCancellationToken, select};
 
 use crate::TaskWorkflow;
+use crate::activity_failure;
 use crate::policies;
 
 /// Fetches after a push whose claim the agent's GetTask does not yet agree with.
@@ -60,6 +63,10 @@ pub struct RemoteTaskWorkflow {
     push_pending: bool,
     claimed: Option<TaskState>,
     closed: bool,
+    /// Answers from the parent, in the order they came, not yet sent.
+    replies: Vec<SubTaskReply>,
+    /// The question the last answer went to, while the agent still shows it.
+    answered: Option<RemoteSnapshot>,
 }
 
 #[workflow_methods]
@@ -76,12 +83,16 @@ impl RemoteTaskWorkflow {
             push_pending: false,
             claimed: None,
             closed: false,
+            replies: Vec::new(),
+            answered: None,
         };
         if let Some(carry) = carry {
             workflow.watch = Some(carry.watch);
             workflow.told = carry.told;
             workflow.push_pending = carry.push_pending;
             workflow.claimed = carry.claimed;
+            workflow.replies = carry.replies;
+            workflow.answered = carry.answered;
         }
         workflow
     }
@@ -111,14 +122,34 @@ impl RemoteTaskWorkflow {
             if deadline_left(ctx) == Some(Duration::ZERO) {
                 return deadline_passed(ctx).await;
             }
+            let reply = ctx.state_mut(|s| (!s.replies.is_empty()).then(|| s.replies.remove(0)));
+            if let Some(reply) = reply {
+                send_reply(ctx, reply).await;
+                continue;
+            }
             if ctx.history_length() >= ctx.state(|s| s.start.history_event_bound)
                 || ctx.continue_as_new_suggested()
             {
                 let next = ctx.state(RemoteTaskWorkflow::carry);
                 match ctx.continue_as_new(next, ContinueAsNewOptions::default())? {}
             }
-            watch_until_deadline(ctx).await;
+            watch_step(ctx).await;
         }
+    }
+
+    /// The parent's answer to the question the remote task asked. A repeat of one not yet sent
+    /// is dropped, and so is one that comes after the stand-in ended.
+    #[signal]
+    pub fn reply(&mut self, _ctx: &mut SyncWorkflowContext<Self>, reply: SubTaskReply) {
+        if self.closed
+            || self
+                .replies
+                .iter()
+                .any(|r| r.message_id == reply.message_id)
+        {
+            return;
+        }
+        self.replies.push(reply);
     }
 
     /// A verified push from the agent: only wakes the stand-in, which then fetches the task.
@@ -209,6 +240,8 @@ impl RemoteTaskWorkflow {
                 told: self.told.clone(),
                 push_pending: self.push_pending,
                 claimed: self.claimed,
+                replies: self.replies.clone(),
+                answered: self.answered.clone(),
             }),
             ..self.start.clone()
         }
@@ -221,32 +254,43 @@ fn deadline_left(ctx: &WorkflowContext<RemoteTaskWorkflow>) -> Option<Duration> 
     Some(time_left(at, ctx.workflow_time()?))
 }
 
-/// One step of the watch. With a deadline, it races a timer to the deadline: the step that
-/// ends first cancels the other, and a follow under way is cancelled with it.
-async fn watch_until_deadline(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
-    let Some(left) = deadline_left(ctx) else {
-        let token = ctx.cancellation_token();
-        return watch_once(ctx, token).await;
-    };
+/// One step of the watch, raced against an answer from the parent and, with a deadline, a
+/// timer to the deadline. Whichever ends first ends the step and cancels the others, a follow
+/// under way with them.
+async fn watch_step(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
     let step_token = ctx.cancellation_token().child_token();
+    let timer_token = WorkflowCancellationToken::new();
+    let left = deadline_left(ctx);
     let mut step_ctx = ctx.clone();
     let mut step = std::pin::pin!(watch_once(&mut step_ctx, step_token.clone()).fuse());
+    let timer_ctx = ctx.clone();
+    let timer_cancel = timer_token.clone();
     let mut deadline = std::pin::pin!(
-        ctx.timer(
-            TimerOptions::builder(left)
-                .cancellation_token(WorkflowCancellationToken::new())
-                .build()
-        )
+        async move {
+            match left {
+                Some(left) => {
+                    let options = TimerOptions::builder(left)
+                        .cancellation_token(timer_cancel)
+                        .build();
+                    timer_ctx.timer(options).await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        }
+        .fuse()
     );
-    let step_ended = select! {
-        _ = step.as_mut() => true,
-        _ = deadline.as_mut() => false,
+    let mut replied = std::pin::pin!(
+        ctx.wait_condition(|s: &RemoteTaskWorkflow| !s.replies.is_empty())
+            .fuse()
+    );
+    select! {
+        _ = step.as_mut() => timer_token.cancel(),
+        _ = deadline.as_mut() => step_token.cancel(),
+        _ = replied.as_mut() => {
+            step_token.cancel();
+            timer_token.cancel();
+        }
     };
-    if step_ended {
-        deadline.cancel();
-    } else {
-        step_token.cancel();
-    }
 }
 
 async fn watch_once(
@@ -254,11 +298,9 @@ async fn watch_once(
     token: WorkflowCancellationToken,
 ) {
     match ctx.state(RemoteTaskWorkflow::effective_watch) {
-        WatchKind::Push => wait_for_push(ctx).await,
+        WatchKind::Push => wait_for_push(ctx, &token).await,
         WatchKind::Follow => follow_once(ctx, &token).await,
-        WatchKind::Off => {
-            ctx.cancelled().await;
-        }
+        WatchKind::Off => token.cancelled().await,
     }
 }
 
@@ -306,7 +348,10 @@ async fn register_watch(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) -> Remote
 
 /// Waits for a verified push (or the safety fetch), then fetches, and rechecks while the
 /// agent disagrees with the state the push claimed.
-async fn wait_for_push(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
+async fn wait_for_push(
+    ctx: &mut WorkflowContext<RemoteTaskWorkflow>,
+    token: &WorkflowCancellationToken,
+) {
     {
         let every = ctx.state(|s| {
             s.watch
@@ -315,13 +360,17 @@ async fn wait_for_push(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
                 .map_or(PUSH_SAFETY_FETCH, Duration::from_secs)
         });
         let mut pushed = ctx.wait_condition(|s: &RemoteTaskWorkflow| s.push_pending);
-        let mut safety = ctx.timer(every);
+        let mut safety = ctx.timer(
+            TimerOptions::builder(every)
+                .cancellation_token(token.clone())
+                .build(),
+        );
         select! {
             _ = pushed => {},
             _ = safety => {},
         };
     }
-    if ctx.cancellation_token().is_cancelled() {
+    if token.is_cancelled() {
         return;
     }
     let claimed = ctx.state_mut(|s| {
@@ -338,8 +387,11 @@ async fn wait_for_push(ctx: &mut WorkflowContext<RemoteTaskWorkflow>) {
         return;
     }
     for delay in PUSH_RECHECKS {
+        let recheck = TimerOptions::builder(delay)
+            .cancellation_token(token.clone())
+            .build();
         if ctx.state(RemoteTaskWorkflow::is_done)
-            || ctx.timer(delay).await != temporalio_workflow::TimerResult::Fired
+            || ctx.timer(recheck).await != temporalio_workflow::TimerResult::Fired
             || ctx.state(|s| s.push_pending)
         {
             return;
@@ -381,7 +433,7 @@ async fn resolve_if_gone(
     ctx: &mut WorkflowContext<RemoteTaskWorkflow>,
     error: &ActivityExecutionError,
 ) {
-    let reason = match failure_type(error).as_deref() {
+    let reason = match activity_failure::type_name(error).as_deref() {
         Some(TASK_NOT_FOUND) => {
             ctx.state(|s| format!("the agent no longer knows task {}", s.last.remote_task_id))
         }
@@ -438,18 +490,18 @@ async fn follow_once(
     }
 }
 
-/// The type of the application failure that failed an activity, as the activity named it.
-fn failure_type(error: &ActivityExecutionError) -> Option<String> {
-    match &error.failure()?.cause.as_deref()?.failure_info {
-        Some(FailureInfo::ApplicationFailureInfo(info)) => Some(info.r#type.clone()),
-        _ => None,
-    }
-}
-
 /// Records what the agent reported and tells the parent when (state, sub_state, text) changed.
 async fn apply(ctx: &mut WorkflowContext<RemoteTaskWorkflow>, snapshot: RemoteSnapshot) {
     let news = ctx.state_mut(|s| {
+        let still_the_question = s
+            .answered
+            .as_ref()
+            .is_some_and(|question| same_report(question, &snapshot));
         s.last = snapshot;
+        if still_the_question {
+            return None;
+        }
+        s.answered = None;
         let mapped = s.mapped();
         let changed = s.told.as_ref().is_none_or(|told| {
             (told.state, &told.sub_state, &told.text)
@@ -463,6 +515,71 @@ async fn apply(ctx: &mut WorkflowContext<RemoteTaskWorkflow>, snapshot: RemoteSn
     if let Some(mapped) = news {
         tell_parent(ctx, &mapped, None).await;
     }
+}
+
+/// Whether two reports say the same: state, sub-state and text.
+fn same_report(a: &RemoteSnapshot, b: &RemoteSnapshot) -> bool {
+    (a.state, &a.sub_state, &a.text) == (b.state, &b.sub_state, &b.text)
+}
+
+/// Sends the parent's answer on the remote task. The parent marked the row WORKING when it sent
+/// the answer, and the stand-in takes the same view: the agent's next question is news even in
+/// the same state, and the question it answered is not, while the agent still shows it.
+async fn send_reply(ctx: &mut WorkflowContext<RemoteTaskWorkflow>, reply: SubTaskReply) {
+    let stand_in_id = ctx.workflow_id().to_string();
+    let input = ctx.state_mut(|s| {
+        s.answered = Some(s.last.clone());
+        s.told = Some(RemoteSnapshot {
+            state: TaskState::Working,
+            sub_state: None,
+            text: None,
+            ..s.last.clone()
+        });
+        RemoteReplyIn {
+            task: s.task_in(&stand_in_id),
+            message_id: reply.message_id,
+            text: reply.text,
+        }
+    });
+    let summary = format!(
+        "answer the question of {}",
+        ctx.state(RemoteTaskWorkflow::about)
+    );
+    let sent = ctx
+        .execute_activity(
+            BatonActivities::send_remote_reply,
+            input,
+            policies::summarized(policies::send_remote_reply(), summary),
+        )
+        .await;
+    match sent {
+        Ok(RemoteReplyOut::Sent { task }) => apply(ctx, task).await,
+        Ok(RemoteReplyOut::Refused { reason }) => answer_not_delivered(ctx, &reason).await,
+        Err(error) => {
+            resolve_if_gone(ctx, &error).await;
+            if !ctx.state(RemoteTaskWorkflow::is_done) {
+                answer_not_delivered(ctx, &activity_failure::message(&error)).await;
+            }
+        }
+    }
+}
+
+/// Tells the parent its answer did not reach the agent, and that the question still stands.
+async fn answer_not_delivered(ctx: &mut WorkflowContext<RemoteTaskWorkflow>, reason: &str) {
+    let question = ctx.state_mut(|s| {
+        s.answered = None;
+        let question = s.mapped();
+        s.told = Some(question.clone());
+        question
+    });
+    let asked = question.text.clone().unwrap_or_default();
+    let report = RemoteSnapshot {
+        text: Some(format!(
+            "your answer was not delivered ({reason}); the agent still asks: {asked}"
+        )),
+        ..question
+    };
+    tell_parent(ctx, &report, None).await;
 }
 
 async fn tell_parent(

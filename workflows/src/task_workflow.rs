@@ -12,8 +12,13 @@ use baton_core::brief::{brief_envelope, brief_text};
 use baton_core::completion::{Completion, decide_completion};
 use baton_core::context::render_task_section;
 use baton_core::deadline::deadline_at_ms;
-use baton_core::derived_id::delegation_ids;
+use baton_core::derived_id::{delegation_ids, reply_message_id};
 use baton_core::spawn_subtask::{SPAWN_SUBTASK, SpawnRequest, ToolError, validate_spawn};
+use baton_core::sub_task_reply::{
+    AWAITING_AUTHORISATION, Answerer, REPLY_TO_SUBTASK, SUB_TASK_NOT_WAITING, answerable,
+    authorisation_request, mark_answered, participant_answered_note, replied_content,
+    validate_reply,
+};
 use baton_core::sub_tasks::AWAITING_NEXT_MESSAGE;
 use baton_core::sub_tasks::{
     apply_child_done, creation_failed_note, delegation_end, map_remote_state,
@@ -21,11 +26,11 @@ use baton_core::sub_tasks::{
 use baton_core::tool_result::{spawned_content, tool_error_content};
 use baton_core::turn_bounds::payload_too_large;
 use baton_proto::{
-    CancelContextIn, ChildDone, DelegationEnd, EventPage, HistoryItem, InboxMessage, InboxReceipt,
-    InvokeModelIn, InvokeModelOut, Lifecycle, MessageRole, PushConfig, PushDelivery,
-    RemoteSnapshot, RemoteStart, RemoteTaskIn, Source, StartAgentTaskIn, StartAgentTaskOut,
-    SubTaskRow, TaskCarry, TaskEvent, TaskFailure, TaskInput, TaskMessage, TaskRef, TaskStart,
-    TaskState, TaskView, ToolCallRecord,
+    CancelContextIn, ChildDone, DelegationEnd, EventPage, ForwardedReply, HistoryItem,
+    InboxMessage, InboxReceipt, InvokeModelIn, InvokeModelOut, Lifecycle, MessageRole, PushConfig,
+    PushDelivery, RemoteSnapshot, RemoteStart, RemoteTaskIn, Source, StartAgentTaskIn,
+    StartAgentTaskOut, SubTaskReply, SubTaskRow, TaskCarry, TaskEvent, TaskFailure, TaskInput,
+    TaskMessage, TaskRef, TaskStart, TaskState, TaskView, ToolCallRecord,
 };
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
@@ -33,9 +38,12 @@ use temporalio_sdk::{
     ContinueAsNewOptions, ParentClosePolicy, SyncWorkflowContext, WorkflowContext,
     WorkflowContextView, WorkflowResult, WorkflowTermination,
 };
-use temporalio_workflow::{WaitConditionOptions, WorkflowCancellationToken, select};
+use temporalio_workflow::{
+    SignalWorkflowOptions, WaitConditionOptions, WorkflowCancellationToken, select,
+};
 
 use crate::RemoteTaskWorkflow;
+use crate::activity_failure;
 use crate::event_log::EventLog;
 use crate::policies;
 use crate::search_attributes::{A2A_CONTEXT_ID, A2A_TASK_STATE};
@@ -59,6 +67,9 @@ const IDLE_END_PATCH: &str = "baton.idle-end";
 const CLEANUP_ON_FAIL_PATCH: &str = "baton.cleanup-on-fail";
 /// The turn limit counts the turns since the last participant message, not the task's life.
 const TURNS_PER_MESSAGE_PATCH: &str = "baton.turns-per-message";
+/// Sub-tasks take answers (`reply_to_subtask`, a participant's answer through the task) and
+/// the task tells its participants of sub-tasks that wait for their authorisation.
+const SUB_TASK_ANSWERS_PATCH: &str = "baton.sub-task-answers";
 
 #[workflow]
 pub struct TaskWorkflow {
@@ -92,6 +103,10 @@ pub struct TaskWorkflow {
     outbox: Vec<PushDelivery>,
     /// Sub-tasks resolved since the metrics were last told.
     ended: Vec<DelegationEnd>,
+    /// Participants' answers to sub-tasks not yet sent to their stand-ins.
+    replies_out: Vec<ForwardedReply>,
+    /// Answers sent to sub-tasks so far: numbers the next one's message id.
+    replies_sent: u32,
 }
 
 #[workflow_methods]
@@ -124,6 +139,8 @@ impl TaskWorkflow {
             push_configs: Vec::new(),
             outbox: Vec::new(),
             ended: Vec::new(),
+            replies_out: Vec::new(),
+            replies_sent: 0,
         };
         if let Some(carry) = carry {
             workflow.state = carry.state;
@@ -140,6 +157,8 @@ impl TaskWorkflow {
             workflow.unread_messages = carry.unread_messages;
             workflow.arrived = carry.arrived;
             workflow.push_configs = carry.push_configs;
+            workflow.replies_out = carry.replies_out;
+            workflow.replies_sent = carry.replies_sent;
         }
         workflow
     }
@@ -158,6 +177,7 @@ impl TaskWorkflow {
             set_state(ctx, TaskState::Submitted, None);
         }
         loop {
+            forward_participant_answers(ctx).await;
             deliver_pushes(ctx).await;
             record_delegation_ends(ctx).await;
             if cancel_requested(ctx) {
@@ -214,18 +234,7 @@ impl TaskWorkflow {
             });
             match decision {
                 Completion::TakeTurn => {}
-                Completion::WaitForSubTasks => {
-                    // A participant's message wakes a waiting task too, so it is answered
-                    // before the sub-tasks end (histories before the patch waited for a note).
-                    let messages_wake = ctx.patched(TURN_ORDER_PATCH);
-                    ctx.wait_condition(move |s: &Self| {
-                        !s.pending_notes.is_empty()
-                            || s.cancel_reason.is_some()
-                            || (messages_wake && s.unread_messages > 0)
-                    })
-                    .await
-                    .ok();
-                }
+                Completion::WaitForSubTasks => wait_for_sub_tasks(ctx).await,
                 Completion::Complete => {
                     if ctx.state(|s| s.input.lifecycle) == Lifecycle::Delegated {
                         let answer = ctx.state(|s| s.last_answer.clone());
@@ -265,7 +274,7 @@ impl TaskWorkflow {
         message: InboxMessage,
     ) -> InboxReceipt {
         let cursor = self.log.next_seq();
-        if let Some(config) = message.push_config {
+        if let Some(config) = message.push_config.clone() {
             self.keep_push_config(config);
         }
         let duplicate = self
@@ -284,7 +293,10 @@ impl TaskWorkflow {
             self.messages.push(entry.clone());
             self.log
                 .push(ctx.workflow_time(), TaskEvent::Message { message: entry });
-            if !is_the_brief {
+            if let Some(stand_in_id) = &message.sub_task_id {
+                // An answer for a sub-task goes to its agent; the model reads only that it went.
+                self.take_participant_answer(ctx, stand_in_id, &message);
+            } else if !is_the_brief {
                 let was_parked = self.awaits_next_message();
                 self.arrived.push(message.text);
                 self.unread_messages += 1;
@@ -332,6 +344,10 @@ impl TaskWorkflow {
             .any(|p| p.id == message.participant_id)
         {
             return Err("not a participant".into());
+        }
+        if let Some(stand_in_id) = &message.sub_task_id {
+            answerable(&self.sub_tasks, stand_in_id, Answerer::Participant)
+                .map_err(|refused| refused.message)?;
         }
         Ok(())
     }
@@ -390,6 +406,50 @@ impl TaskWorkflow {
 }
 
 impl TaskWorkflow {
+    /// A participant's answer to the sub-task `stand_in_id`, which the validator found waiting:
+    /// the row works again, the answer waits to be sent, and the model gets a note that it went.
+    fn take_participant_answer(
+        &mut self,
+        ctx: &SyncWorkflowContext<Self>,
+        stand_in_id: &str,
+        message: &InboxMessage,
+    ) {
+        let Some(row) = self.mark_row_answered(ctx.workflow_time(), stand_in_id) else {
+            return;
+        };
+        self.pending_notes
+            .push(participant_answered_note(&row, &message.participant_id));
+        self.replies_out.push(ForwardedReply {
+            stand_in_id: stand_in_id.to_string(),
+            text: message.text.clone(),
+        });
+    }
+
+    /// Marks the row of `stand_in_id` answered and logs it; returns the row.
+    fn mark_row_answered(
+        &mut self,
+        now: Option<std::time::SystemTime>,
+        stand_in_id: &str,
+    ) -> Option<SubTaskRow> {
+        let row = self
+            .sub_tasks
+            .iter_mut()
+            .find(|row| row.workflow_id == stand_in_id)?;
+        mark_answered(row);
+        let row = row.clone();
+        self.log.push(now, TaskEvent::SubTask { row: row.clone() });
+        Some(row)
+    }
+
+    /// The id of the next answer to the sub-task `stand_in_id`.
+    fn next_reply(&mut self, first_run_id: &str, stand_in_id: &str, text: String) -> SubTaskReply {
+        self.replies_sent += 1;
+        SubTaskReply {
+            message_id: reply_message_id(first_run_id, stand_in_id, self.replies_sent),
+            text,
+        }
+    }
+
     /// Adds a webhook, replacing one with the same id.
     fn keep_push_config(&mut self, config: PushConfig) {
         self.push_configs.retain(|c| c.id != config.id);
@@ -523,6 +583,8 @@ impl TaskWorkflow {
                 unread_messages: self.unread_messages,
                 arrived: self.arrived.clone(),
                 push_configs: self.push_configs.clone(),
+                replies_out: self.replies_out.clone(),
+                replies_sent: self.replies_sent,
             }),
             ..self.input.clone()
         }
@@ -716,7 +778,7 @@ async fn model_turn(
         Some(Ok(turn)) => turn,
         Some(Err(error)) if error.as_cancelled().is_some() => return Ok(None),
         Some(Err(error)) => {
-            let reason = failure_message(&error);
+            let reason = activity_failure::message(&error);
             finish(
                 ctx,
                 TaskState::Failed,
@@ -779,18 +841,149 @@ async fn run_tool_call(
             available: Vec::new(),
         });
     }
+    if call.name == REPLY_TO_SUBTASK && ctx.patched(SUB_TASK_ANSWERS_PATCH) {
+        return answer_sub_task(ctx, call).await;
+    }
     if call.name != SPAWN_SUBTASK {
         return tool_error_content(&ToolError {
             code: "tool.not_found".into(),
-            message: format!("no tool {:?}; the only tool is {SPAWN_SUBTASK}", call.name),
+            message: format!(
+                "no tool {:?}; the tools are {SPAWN_SUBTASK} and {REPLY_TO_SUBTASK}",
+                call.name
+            ),
             rejected: Some(call.name.clone()),
-            available: vec![SPAWN_SUBTASK.into()],
+            available: vec![SPAWN_SUBTASK.into(), REPLY_TO_SUBTASK.into()],
         });
     }
     let registered: BTreeSet<String> = agents.iter().cloned().collect();
     match validate_spawn(&call.arguments, &registered) {
         Err(error) => tool_error_content(&error),
         Ok(request) => delegate(ctx, request).await,
+    }
+}
+
+/// `reply_to_subtask`: the model's answer to a sub-task's question, sent to its stand-in. The row
+/// works again from the moment the answer is taken, so the agent's next question is news.
+async fn answer_sub_task(ctx: &mut WorkflowContext<TaskWorkflow>, call: &ToolCallRecord) -> String {
+    let request = match ctx.state(|s| validate_reply(&call.arguments, &s.sub_tasks)) {
+        Ok(request) => request,
+        Err(error) => return tool_error_content(&error),
+    };
+    let now = ctx.workflow_time();
+    let Some(row) = ctx.state_mut(|s| s.mark_row_answered(now, &request.stand_in_id)) else {
+        unreachable!("validate_reply found the row");
+    };
+    if send_answer(ctx, &request.stand_in_id, request.text).await {
+        return replied_content(&row);
+    }
+    tool_error_content(&ToolError {
+        code: SUB_TASK_NOT_WAITING.into(),
+        message: format!(
+            "sub-task {} has ended, so the answer was not sent; its result arrives as a note",
+            request.stand_in_id
+        ),
+        rejected: Some(request.stand_in_id),
+        available: Vec::new(),
+    })
+}
+
+/// Signals `text` to the stand-in `stand_in_id` as the next answer. False when the stand-in has
+/// ended, and with it the sub-task: its end reaches the parent as a `child_done`.
+async fn send_answer(
+    ctx: &mut WorkflowContext<TaskWorkflow>,
+    stand_in_id: &str,
+    text: String,
+) -> bool {
+    let first_run_id = ctx.info().first_execution_run_id().to_string();
+    let reply = ctx.state_mut(|s| s.next_reply(&first_run_id, stand_in_id, text));
+    ctx.external_workflow(stand_in_id.to_string(), None)
+        .signal(
+            RemoteTaskWorkflow::reply,
+            reply,
+            SignalWorkflowOptions::default(),
+        )
+        .await
+        .is_ok()
+}
+
+/// Waits, while sub-tasks run, until the model has something to read (a note, a participant's
+/// message) or the task is cancelled. Meanwhile it sends participants' answers on to their
+/// sub-tasks and keeps the task's status telling its participants which sub-tasks wait for
+/// their authorisation, and what each agent asked (histories before the patch only wait).
+async fn wait_for_sub_tasks(ctx: &mut WorkflowContext<TaskWorkflow>) {
+    // A participant's message wakes a waiting task too, so it is answered before the sub-tasks
+    // end (histories before the patch waited for a note).
+    let messages_wake = ctx.patched(TURN_ORDER_PATCH);
+    let answers = ctx.patched(SUB_TASK_ANSWERS_PATCH);
+    let for_the_model = move |s: &TaskWorkflow| {
+        !s.pending_notes.is_empty()
+            || s.cancel_reason.is_some()
+            || (messages_wake && s.unread_messages > 0)
+    };
+    loop {
+        if answers {
+            forward_participant_answers(ctx).await;
+            relay_authorisation_requests(ctx);
+            deliver_pushes(ctx).await;
+        }
+        let asked = ctx.state(|s| authorisation_request(&s.sub_tasks));
+        let woke = ctx
+            .wait_condition(move |s: &TaskWorkflow| {
+                for_the_model(s)
+                    || (answers
+                        && (!s.replies_out.is_empty()
+                            || authorisation_request(&s.sub_tasks) != asked))
+            })
+            .await;
+        if !answers || woke.is_err() || ctx.state(for_the_model) || cancel_requested(ctx) {
+            return;
+        }
+    }
+}
+
+/// Sends each participant's answer waiting in `replies_out` to its stand-in. One whose stand-in
+/// has ended is dropped with a note: the sub-task's end reaches the model as its own note.
+async fn forward_participant_answers(ctx: &mut WorkflowContext<TaskWorkflow>) {
+    let answers = ctx.state_mut(|s| std::mem::take(&mut s.replies_out));
+    for answer in answers {
+        if !send_answer(ctx, &answer.stand_in_id, answer.text).await {
+            ctx.state_mut(|s| {
+                s.pending_notes.push(format!(
+                    "A participant's answer to sub-task {} was not sent: the sub-task has ended",
+                    answer.stand_in_id
+                ))
+            });
+        }
+    }
+}
+
+/// Puts the task in AUTH_REQUIRED, with what each agent asked, while a sub-task waits for its
+/// participants' authorisation, and back in WORKING once none does.
+fn relay_authorisation_requests(ctx: &WorkflowContext<TaskWorkflow>) {
+    let (asked, current) = ctx.state(|s| {
+        (
+            authorisation_request(&s.sub_tasks),
+            (s.state, s.sub_state.clone(), s.status_message.clone()),
+        )
+    });
+    match asked {
+        Some(asked) => {
+            let wanted = (
+                TaskState::AuthRequired,
+                Some(AWAITING_AUTHORISATION.to_string()),
+                Some(asked.clone()),
+            );
+            if current != wanted {
+                record_state(
+                    ctx,
+                    TaskState::AuthRequired,
+                    Some(AWAITING_AUTHORISATION.into()),
+                    Some(asked),
+                );
+            }
+        }
+        None if current.0 == TaskState::AuthRequired => set_state(ctx, TaskState::Working, None),
+        None => {}
     }
 }
 
@@ -863,7 +1056,7 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
             let reason = if error.as_cancelled().is_some() {
                 "the task was cancelled before the agent created it".to_string()
             } else {
-                failure_message(&error)
+                activity_failure::message(&error)
             };
             return creation_failed(ctx, &stand_in_id, &reason);
         }
@@ -1165,14 +1358,4 @@ async fn finish(
     }
     let task_id = ctx.workflow_id().to_string();
     Ok(ctx.state(|s| s.view(&task_id)))
-}
-
-fn failure_message(error: &ActivityExecutionError) -> String {
-    match error.failure() {
-        Some(failure) => match &failure.cause {
-            Some(cause) if !cause.message.is_empty() => cause.message.clone(),
-            _ => failure.message.clone(),
-        },
-        None => error.to_string(),
-    }
 }

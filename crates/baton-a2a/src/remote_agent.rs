@@ -3,9 +3,9 @@ use std::time::Duration;
 
 use a2a::{
     AgentCard, AgentInterface, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
-    GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest,
-    StreamResponse, SubscribeToTaskRequest, TRANSPORT_PROTOCOL_GRPC, Task,
-    TaskPushNotificationConfig,
+    GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageConfiguration,
+    SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest,
+    TRANSPORT_PROTOCOL_GRPC, Task, TaskPushNotificationConfig,
 };
 use a2a_client::middleware::CallInterceptor;
 use a2a_client::{A2AClient, A2AClientFactory, BoxStream, ServiceParams, Transport};
@@ -272,11 +272,40 @@ impl RemoteAgent {
             .map_err(|source| self.call_error("SendStreamingMessage", source))
     }
 
+    /// SendMessage that asks the agent to answer at once (`returnImmediately`), not when the
+    /// task next stops: the stand-in watches the task afterwards.
+    pub async fn send_message(&self, message: Message) -> Result<SendMessageResponse, AgentError> {
+        let request = SendMessageRequest {
+            message,
+            configuration: Some(SendMessageConfiguration {
+                accepted_output_modes: None,
+                task_push_notification_config: None,
+                history_length: Some(0),
+                return_immediately: Some(true),
+            }),
+            metadata: None,
+            tenant: None,
+        };
+        self.client
+            .send_message(&request)
+            .await
+            .map_err(|source| self.call_error("SendMessage", source))
+    }
+
     /// GetTask on the agent.
     pub async fn get_task(&self, task_id: &str) -> Result<Task, AgentError> {
+        self.get_task_with_history(task_id, 0).await
+    }
+
+    /// GetTask with up to the last `history_length` messages of the task.
+    pub async fn get_task_with_history(
+        &self,
+        task_id: &str,
+        history_length: i32,
+    ) -> Result<Task, AgentError> {
         let request = GetTaskRequest {
             id: task_id.to_string(),
-            history_length: Some(0),
+            history_length: Some(history_length),
             tenant: None,
         };
         self.client

@@ -4,13 +4,17 @@
 use std::path::Path;
 use std::time::Duration;
 
-use baton_proto::TaskState;
+use baton_proto::{InboxMessage, TaskState};
 use baton_tests::PythonPeer;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
 use baton_tests::fake_model::{FakeModel, ModelResponseSpec, Scripted, call, reply};
 use baton_tests::metrics::{sample, scrape};
+use baton_workflows::TaskWorkflow;
 use serde_json::{Value, json};
+use temporalio_client::WorkflowExecuteUpdateOptions;
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
+
+const WITHIN: Duration = Duration::from_secs(60);
 
 fn baton() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_baton"))
@@ -106,7 +110,7 @@ async fn a_delegation_runs_to_completion_and_the_parent_reads_the_result() {
     );
     // The result reached the model as an untrusted agent note on the last turn only.
     let note = format!(
-        "Sub-task balance (task {remote_id} on ledger) is COMPLETED: done: Is the ledger balanced?"
+        "Sub-task balance (id t-happy.1, task {remote_id} on ledger) is COMPLETED: done: Is the ledger balanced?"
     );
     assert!(
         all_text(&requests[2]).contains(&note),
@@ -325,6 +329,226 @@ async fn a_delegation_past_its_deadline_is_cancelled_on_the_agent_and_fails_with
         assert!(
             summaries.iter().any(|s| s.ends_with("past its deadline")),
             "{stand_in}: {summaries:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_parents_model_answers_a_sub_tasks_question_on_the_same_remote_task() {
+    let temporal = TestTemporal::start().await;
+    // One agent watched by push, one followed: the answer stops either watch.
+    let pushing = PythonPeer::start(&["--behaviour", "park", "--push"]).await;
+    let streaming = PythonPeer::start(&["--behaviour", "park"]).await;
+    let model = FakeModel::responding(|request| {
+        let text = all_text(request);
+        let asked: Vec<&str> = ["t-ask.1", "t-ask.2"]
+            .into_iter()
+            .filter(|id| {
+                text.contains(&format!("(id {id}, task "))
+                    && text.contains("is INPUT_REQUIRED: which account?")
+            })
+            .collect();
+        let answered = |id: &str| text.contains(&format!("answer sent to sub-task {id}"));
+        if text
+            .matches("is COMPLETED: answered: the savings account")
+            .count()
+            >= 2
+        {
+            reply("Both answered and done.")
+        } else if !text.contains("started on") {
+            Scripted::Reply(ModelResponseSpec {
+                text: None,
+                tool_calls: vec![
+                    (
+                        "spawn_subtask".into(),
+                        json!({"name": "by-push", "goal": "g", "agent": "pushing"}),
+                    ),
+                    (
+                        "spawn_subtask".into(),
+                        json!({"name": "followed", "goal": "g", "agent": "streaming"}),
+                    ),
+                ],
+            })
+        } else if let Some(id) = asked.into_iter().find(|id| !answered(id)) {
+            call(
+                "reply_to_subtask",
+                json!({"sub_task": id, "text": "the savings account"}),
+            )
+        } else {
+            reply("Waiting.")
+        }
+    })
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url())
+        .with_push_receiver()
+        .agent("pushing", &pushing.url(), "")
+        .agent("streaming", &streaming.url(), "updates = \"follow\"");
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-ask", task_input("ask", "Do both."))
+        .await;
+    let view = temporal
+        .wait_for_task("t-ask", Duration::from_secs(60), |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    assert_eq!(view.last_answer.as_deref(), Some("Both answered and done."));
+    for row in &view.sub_tasks {
+        assert_eq!(row.state, TaskState::Completed, "{row:?}");
+        assert_eq!(
+            row.summary.as_deref(),
+            Some("answered: the savings account")
+        );
+    }
+
+    // Each agent got the answer once, on the task that asked, after the brief.
+    for (peer, row) in [&pushing, &streaming].into_iter().zip(&view.sub_tasks) {
+        let stats = peer.stats().await;
+        let remote_id = row.remote_task_id.clone().unwrap();
+        let messages: Vec<&Value> = stats["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["task_id"] == remote_id.as_str())
+            .collect();
+        assert_eq!(messages.len(), 2, "the brief, then the answer: {stats}");
+        assert_eq!(messages[1]["text"], "the savings account", "{stats}");
+        assert_eq!(stats["tasks_created"], 1, "{stats}");
+    }
+    // The model was told the answer went, and the Web UI shows the stand-in sending it.
+    let all: String = model.requests().iter().map(all_text).collect();
+    assert!(
+        all.contains("answer sent to sub-task t-ask.1 (by-push on pushing); it is WORKING again"),
+        "{all}"
+    );
+    for (stand_in, row) in ["t-ask.1", "t-ask.2"].into_iter().zip(&view.sub_tasks) {
+        let summaries = activity_summaries(&temporal, stand_in).await;
+        let sending = format!(
+            "answer the question of task {} on {}",
+            row.remote_task_id.as_deref().unwrap(),
+            row.agent
+        );
+        assert!(summaries.contains(&sending), "{stand_in}: {summaries:?}");
+    }
+}
+
+/// A participant's message to the parent task, as the gateway sends it.
+fn answer_for(sub_task_id: &str, message_id: &str, text: &str) -> InboxMessage {
+    InboxMessage {
+        message_id: message_id.into(),
+        participant_id: "alice".into(),
+        text: text.into(),
+        push_config: None,
+        sub_task_id: Some(sub_task_id.into()),
+    }
+}
+
+#[tokio::test]
+async fn an_authorisation_request_is_relayed_to_the_participants_who_answer_through_the_parent() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "auth"]).await;
+    let model = FakeModel::responding(|request| {
+        let text = all_text(request);
+        if text.contains("is COMPLETED: authorised:") {
+            reply("Signed in and done.")
+        } else if !text.contains("started on") {
+            call(
+                "spawn_subtask",
+                json!({"name": "balance", "goal": "g", "agent": "ledger"}),
+            )
+        } else if text.contains("is AUTH_REQUIRED") && !text.contains("subtask.needs_authorisation")
+        {
+            // The model tries to answer; only a participant may.
+            call(
+                "reply_to_subtask",
+                json!({"sub_task": "t-auth.1", "text": "password123"}),
+            )
+        } else {
+            reply("The ledger wants a sign-in; waiting for it.")
+        }
+    })
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "updates = \"follow\"",
+    );
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let input = serde_json::from_value(json!({
+        "name": "books", "goal": "Check the books.",
+        "participants": [{"id": "alice", "kind": "human", "role": "reporter"}]
+    }))
+    .unwrap();
+    temporal
+        .start_task(&config.task_queue, "t-auth", input)
+        .await;
+
+    // The participants see the task wait for them, with what the agent asked.
+    let waiting = temporal
+        .wait_for_task("t-auth", WITHIN, |v| v.state == TaskState::AuthRequired)
+        .await;
+    assert_eq!(
+        waiting.sub_state.as_deref(),
+        Some("awaiting-sub-task-authorisation")
+    );
+    let said = waiting.status_message.clone().unwrap_or_default();
+    assert!(
+        said.starts_with(
+            "sub-task t-auth.1 (balance on ledger) needs authorisation: please sign in."
+        ),
+        "{said}"
+    );
+    assert_eq!(waiting.sub_tasks[0].state, TaskState::AuthRequired);
+    let all: String = model.requests().iter().map(all_text).collect();
+    assert!(all.contains("subtask.needs_authorisation"), "{all}");
+    assert_eq!(
+        peer.stats().await["messages"].as_array().unwrap().len(),
+        1,
+        "the model's attempt never reached the agent"
+    );
+
+    // An answer for a sub-task that does not exist, or is not waiting, is refused whole.
+    let task = temporal
+        .client
+        .get_workflow_handle::<TaskWorkflow>("t-auth");
+    let refused = task
+        .execute_update(
+            TaskWorkflow::inbox,
+            answer_for("t-auth.9", "m-wrong", "x"),
+            WorkflowExecuteUpdateOptions::default(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("no sub-task has the id"), "{refused}");
+
+    // Alice answers through the parent; the answer goes to the agent, never to the model.
+    task.execute_update(
+        TaskWorkflow::inbox,
+        answer_for("t-auth.1", "m-sign-in", "signed in: token-123"),
+        WorkflowExecuteUpdateOptions::default(),
+    )
+    .await
+    .unwrap();
+    let view = temporal
+        .wait_for_task("t-auth", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    assert_eq!(view.last_answer.as_deref(), Some("Signed in and done."));
+    assert_eq!(
+        view.sub_tasks[0].summary.as_deref(),
+        Some("authorised: signed in: token-123")
+    );
+    let all: String = model.requests().iter().map(all_text).collect();
+    assert!(
+        all.contains("Participant alice answered sub-task t-auth.1 (balance on ledger) directly"),
+        "{all}"
+    );
+    // Only the agent's own answer, which echoes it, brings the answer to the model.
+    for request in model.requests() {
+        let text = all_text(&request);
+        assert!(
+            text.contains("is COMPLETED") || !text.contains("token-123"),
+            "the answer stays out of the model's context: {text}"
         );
     }
 }

@@ -403,6 +403,7 @@ async fn the_turn_limit_counts_the_turns_after_each_message_not_the_conversation
             participant_id: "alice".into(),
             text: text.into(),
             push_config: None,
+            sub_task_id: None,
         };
         task.execute_update(
             TaskWorkflow::inbox,
@@ -550,6 +551,7 @@ async fn a_conversation_parks_after_each_answer_and_takes_messages_from_particip
             participant_id: from.into(),
             text: text.into(),
             push_config: None,
+            sub_task_id: None,
         };
         let task = &task;
         async move {

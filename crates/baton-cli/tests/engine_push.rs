@@ -476,8 +476,8 @@ async fn a_pushed_completion_reaches_the_parent_and_the_push_config_is_deleted()
     // The model was told of the INPUT_REQUIRED, answered without tools, and the parent waits:
     // a parent never completes with an unresolved sub-task.
     let note = format!(
-        "Sub-task balance (task {} on ledger) {INPUT_REQUIRED_NOTE}",
-        run.remote_id
+        "Sub-task balance (id {}, task {} on ledger) {INPUT_REQUIRED_NOTE}",
+        run.stand_in, run.remote_id
     );
     let requests = run.model.requests();
     assert!(
@@ -516,8 +516,8 @@ async fn a_pushed_completion_reaches_the_parent_and_the_push_config_is_deleted()
         Some(turn_answer(requests.len()).as_str())
     );
     let completed = format!(
-        "Sub-task balance (task {} on ledger) is COMPLETED: answered: {ANSWER}",
-        run.remote_id
+        "Sub-task balance (id {}, task {} on ledger) is COMPLETED: answered: {ANSWER}",
+        run.stand_in, run.remote_id
     );
     let last = all_text(requests.last().unwrap());
     assert!(last.contains(&completed), "{last}");

@@ -92,8 +92,9 @@ fn participant_line(participant: &Participant) -> String {
 
 fn sub_task_line(row: &SubTaskRow) -> String {
     let mut line = format!(
-        "{} on {}: {}",
+        "{} (id {}) on {}: {}",
         clean(&row.name),
+        clean(&row.workflow_id),
         clean(&row.agent),
         row.state.short_name()
     );
@@ -230,9 +231,9 @@ mod tests {
              \x20 - alice (human, reporter)\n\
              \x20 - front-desk (agent, assignee)\n\
              sub-tasks:\n\
-             \x20 - ledger-check on ledger: WORKING, task t-1\n\
-             \x20 - ask on self: INPUT_REQUIRED (awaiting-answer), task t-2\n\
-             \x20 - fresh on billing: SUBMITTED\n\
+             \x20 - ledger-check (id parent.ledger-check) on ledger: WORKING, task t-1\n\
+             \x20 - ask (id parent.ask) on self: INPUT_REQUIRED (awaiting-answer), task t-2\n\
+             \x20 - fresh (id parent.fresh) on billing: SUBMITTED\n\
              </task>"
         );
     }
@@ -296,7 +297,7 @@ mod tests {
     fn every_state_renders_by_its_short_name() {
         for state in TaskState::ALL {
             let section = render_task_section(&bare_input(), &[row("s", "self", state)]);
-            let expected = format!("  - s on self: {}", state.short_name());
+            let expected = format!("  - s (id parent.s) on self: {}", state.short_name());
             assert!(lines(&section).contains(&expected.as_str()), "{state:?}");
         }
     }
@@ -308,9 +309,9 @@ mod tests {
             ..row("talk", "peer", TaskState::InputRequired)
         };
         let section = render_task_section(&bare_input(), &[sub_task]);
-        assert!(
-            lines(&section).contains(&"  - talk on peer: INPUT_REQUIRED (awaiting-next-message)")
-        );
+        assert!(lines(&section).contains(
+            &"  - talk (id parent.talk) on peer: INPUT_REQUIRED (awaiting-next-message)"
+        ));
     }
 
     #[test]
@@ -321,7 +322,7 @@ mod tests {
         };
         let section = render_task_section(&bare_input(), &[sub_task]);
         assert!(!section.contains("secret answer"));
-        assert!(lines(&section).contains(&"  - done on peer: COMPLETED"));
+        assert!(lines(&section).contains(&"  - done (id parent.done) on peer: COMPLETED"));
     }
 
     #[test]
@@ -359,7 +360,9 @@ mod tests {
                 "participants:".to_string(),
                 format!("  - {cleaned} (agent, watcher)"),
                 "sub-tasks:".to_string(),
-                format!("  - {cleaned} on {cleaned}: WORKING ({cleaned}), task {cleaned}"),
+                format!(
+                    "  - {cleaned} (id parent.{cleaned}) on {cleaned}: WORKING ({cleaned}), task {cleaned}"
+                ),
                 "</task>".to_string(),
             ]
         );

@@ -39,6 +39,12 @@ pub fn delegation_ids(parent_first_run_id: &str, stand_in_id: &str) -> Delegatio
     }
 }
 
+/// The `messageId` of answer number `n` the parent whose first run is `parent_first_run_id`
+/// sends its sub-tasks, for the sub-task `stand_in_id`: the same on every attempt to send it.
+pub fn reply_message_id(parent_first_run_id: &str, stand_in_id: &str, n: u32) -> String {
+    derived_id(&[parent_first_run_id, stand_in_id, "reply", &n.to_string()])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +94,20 @@ mod tests {
         assert_ne!(first.message_id, first.context_id);
         assert!(is_uuid_shaped(&first.message_id));
         assert!(is_uuid_shaped(&first.context_id));
+    }
+
+    #[test]
+    fn reply_ids_are_stable_and_differ_by_number_sub_task_and_run_and_from_the_brief() {
+        let first = reply_message_id("run-1", "t-1.1", 1);
+        assert_eq!(first, reply_message_id("run-1", "t-1.1", 1));
+        assert!(is_uuid_shaped(&first));
+        for other in [
+            reply_message_id("run-1", "t-1.1", 2),
+            reply_message_id("run-1", "t-1.2", 1),
+            reply_message_id("run-2", "t-1.1", 1),
+            delegation_ids("run-1", "t-1.1").message_id,
+        ] {
+            assert_ne!(first, other);
+        }
     }
 }

@@ -18,6 +18,7 @@ pub mod network;
 pub mod push_token;
 pub mod roster;
 pub mod spawn_subtask;
+pub mod sub_task_reply;
 pub mod sub_tasks;
 pub mod system_prompt;
 pub mod tool_result;

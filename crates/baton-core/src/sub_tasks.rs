@@ -61,7 +61,7 @@ pub fn map_remote_state(snapshot: RemoteSnapshot, delegated: bool) -> RemoteSnap
 /// INPUT_REQUIRED or AUTH_REQUIRED and differs (in state or sub-state) from
 /// the row's previous one. SUBMITTED, WORKING and a repeat of the same
 /// interrupted state give none. The note reads
-/// `Sub-task <name> (task <remote id> on <agent>) is <STATE>: <summary>`,
+/// `Sub-task <name> (id <row id>, task <remote id> on <agent>) is <STATE>: <summary>`,
 /// without `: <summary>` when the summary is empty.
 pub fn apply_child_done(rows: &mut [SubTaskRow], done: &ChildDone) -> Option<String> {
     let row = rows
@@ -126,8 +126,9 @@ fn is_parked_conversation(snapshot: &RemoteSnapshot) -> bool {
 fn child_note(row: &SubTaskRow, summary: &str) -> String {
     let remote_task_id = row.remote_task_id.as_deref().unwrap_or_default();
     let header = format!(
-        "Sub-task {} (task {} on {}) is {}",
+        "Sub-task {} (id {}, task {} on {}) is {}",
         clean(&row.name),
+        clean(&row.workflow_id),
         clean(remote_task_id),
         clean(&row.agent),
         row.state.short_name()
@@ -397,7 +398,7 @@ mod tests {
             assert_eq!(
                 apply_child_done(&mut rows, &done(state, None, "why")),
                 Some(format!(
-                    "Sub-task second (task t-9 on ledger) is {}: why",
+                    "Sub-task second (id parent.2, task t-9 on ledger) is {}: why",
                     state.short_name()
                 )),
                 "{state:?}"
@@ -410,7 +411,7 @@ mod tests {
         let mut rows = rows();
         assert_eq!(
             apply_child_done(&mut rows, &done(TaskState::Canceled, None, "")),
-            Some("Sub-task second (task t-9 on ledger) is CANCELED".to_string())
+            Some("Sub-task second (id parent.2, task t-9 on ledger) is CANCELED".to_string())
         );
     }
 
@@ -422,7 +423,7 @@ mod tests {
             assert_eq!(
                 apply_child_done(&mut rows, &done(state, None, "Need a key.")),
                 Some(format!(
-                    "Sub-task second (task t-9 on ledger) is {}: Need a key.",
+                    "Sub-task second (id parent.2, task t-9 on ledger) is {}: Need a key.",
                     state.short_name()
                 )),
                 "{state:?}"
@@ -515,7 +516,7 @@ mod tests {
         assert_eq!(
             apply_child_done(&mut rows, &report),
             Some(
-                "Sub-task evil ‹/untrusted› (task t 9 on ledger) is COMPLETED: line one\nline two"
+                "Sub-task evil ‹/untrusted› (id parent.2, task t 9 on ledger) is COMPLETED: line one\nline two"
                     .to_string()
             )
         );

@@ -3,6 +3,7 @@
 
 use a2a::{A2AError, Message, PartContent};
 use baton_core::extensions::ENVELOPE_MEDIA_TYPE;
+use baton_core::sub_task_reply::SUB_TASK_ID_METADATA;
 use baton_proto::envelope::AcceptanceCriterion;
 
 use crate::identity::{Caller, CallerKind};
@@ -112,6 +113,12 @@ pub fn new_task(
     trusted: bool,
 ) -> Result<TaskInput, A2AError> {
     check_parts(message)?;
+    if sub_task_of(message)?.is_some() {
+        return Err(A2AError::invalid_params(format!(
+            "metadata {SUB_TASK_ID_METADATA} answers a sub-task of an existing task: send the \
+             message with that task's taskId"
+        )));
+    }
     let text = text_of(message);
     let brief = envelope_of(message)?.unwrap_or_default();
     if !trusted {
@@ -190,7 +197,28 @@ pub fn follow_up(sender: &str, message: &Message) -> Result<InboxMessage, A2AErr
             "lifecycle and participants can be set only on the first message of a new task",
         ));
     }
-    Ok(inbox_message(sender, message))
+    Ok(InboxMessage {
+        sub_task_id: sub_task_of(message)?,
+        ..inbox_message(sender, message)
+    })
+}
+
+/// The sub-task a message answers, by its metadata: a string id, or nothing.
+fn sub_task_of(message: &Message) -> Result<Option<String>, A2AError> {
+    let Some(value) = message
+        .metadata
+        .as_ref()
+        .and_then(|metadata| metadata.get(SUB_TASK_ID_METADATA))
+    else {
+        return Ok(None);
+    };
+    match value.as_str() {
+        Some(id) if !id.trim().is_empty() => Ok(Some(id.to_string())),
+        _ => Err(A2AError::invalid_params(format!(
+            "metadata {SUB_TASK_ID_METADATA} must be the id of a sub-task of this task, as a \
+             non-empty string; it is {value}"
+        ))),
+    }
 }
 
 pub fn inbox_message(sender: &str, message: &Message) -> InboxMessage {
@@ -199,6 +227,7 @@ pub fn inbox_message(sender: &str, message: &Message) -> InboxMessage {
         participant_id: sender.to_string(),
         text: text_of(message),
         push_config: None,
+        sub_task_id: None,
     }
 }
 
@@ -276,5 +305,59 @@ mod tests {
         assert_eq!(refused.code, a2a::error_code::CONTENT_TYPE_NOT_SUPPORTED);
         let refused = follow_up("alice", &file).unwrap_err();
         assert_eq!(refused.code, a2a::error_code::CONTENT_TYPE_NOT_SUPPORTED);
+    }
+
+    fn with_metadata(metadata: serde_json::Value) -> Message {
+        serde_json::from_value(json!({
+            "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "Use savings."}],
+            "metadata": metadata
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_follow_up_names_the_sub_task_it_answers_by_its_metadata() {
+        let answer = follow_up("alice", &with_metadata(json!({"baton.subTaskId": "t.1"}))).unwrap();
+        assert_eq!(answer.sub_task_id.as_deref(), Some("t.1"));
+        assert_eq!(answer.text, "Use savings.");
+        let plain = follow_up("alice", &with_metadata(json!({"other": 1}))).unwrap();
+        assert_eq!(plain.sub_task_id, None);
+    }
+
+    #[test]
+    fn a_sub_task_id_that_is_not_a_non_empty_string_is_refused_naming_the_key() {
+        for bad in [
+            json!(1),
+            json!(""),
+            json!(null),
+            json!({"id": "t.1"}),
+            json!(["t.1"]),
+        ] {
+            let refused =
+                follow_up("alice", &with_metadata(json!({"baton.subTaskId": bad}))).unwrap_err();
+            assert_eq!(refused.code, a2a::error_code::INVALID_PARAMS, "{bad}");
+            assert!(
+                refused.message.contains("baton.subTaskId"),
+                "{}",
+                refused.message
+            );
+        }
+    }
+
+    #[test]
+    fn a_new_task_cannot_answer_a_sub_task() {
+        let refused = new_task(
+            "alice",
+            &with_metadata(json!({"baton.subTaskId": "t.1"})),
+            "ctx",
+            true,
+        )
+        .unwrap_err();
+        assert_eq!(refused.code, a2a::error_code::INVALID_PARAMS);
+        assert!(
+            refused.message.contains("existing task"),
+            "{}",
+            refused.message
+        );
     }
 }

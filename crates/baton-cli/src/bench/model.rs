@@ -175,7 +175,9 @@ mod tests {
         let waiting = decide(&json!({"messages": [task.clone(), spawned.clone(), tool.clone()]}));
         assert_eq!(waiting["content"], WAITING);
 
-        let note = user("<untrusted>Sub-task lookup (task t on peer) is COMPLETED: 42</untrusted>");
+        let note = user(
+            "<untrusted>Sub-task lookup (id t.1, task t on peer) is COMPLETED: 42</untrusted>",
+        );
         let answer = decide(&json!({"messages": [task, spawned, tool, note]}));
         assert_eq!(answer["content"], ANSWER);
     }
