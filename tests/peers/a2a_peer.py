@@ -6,6 +6,7 @@ It serves its card, JSON-RPC at /rpc and HTTP+JSON at /rest on 127.0.0.1, and pr
   complete  WORKING, then COMPLETED with "echo: <text>"
   work      WORKING "working on it", then after --work-seconds COMPLETED with "done: <text>"
   park      WORKING, then INPUT_REQUIRED "which account?"; a reply completes it: "answered: <text>"
+            (after --reply-seconds of WORKING "thinking about the answer", when set)
   auth      WORKING, then AUTH_REQUIRED "please sign in"; a reply completes it: "authorised: <text>"
   fail      WORKING, then FAILED "could not do it"
   long      WORKING, then COMPLETED with --answer-chars characters "abc…zabc…"
@@ -270,6 +271,9 @@ class ScriptedExecutor(AgentExecutor):
             # A reply to a task waiting in INPUT_REQUIRED or AUTH_REQUIRED.
             auth = parked.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
             prefix = "authorised" if auth else "answered"
+            if self.args.reply_seconds > 0:
+                await say(TaskState.TASK_STATE_WORKING, "thinking about the answer")
+                await asyncio.sleep(self.args.reply_seconds)
             await say(TaskState.TASK_STATE_COMPLETED, f"{prefix}: {text}")
             return
 
@@ -477,6 +481,7 @@ async def main() -> None:
     parser.add_argument("--headers-log", default="")
     parser.add_argument("--behaviour", choices=BEHAVIOURS, default="complete")
     parser.add_argument("--work-seconds", type=float, default=1.0)
+    parser.add_argument("--reply-seconds", type=float, default=0.0)
     parser.add_argument("--answer-chars", type=int, default=5000)
     parser.add_argument("--replay-history", action="store_true")
     parser.add_argument("--hold-file", default="")

@@ -494,6 +494,9 @@ struct ProxyState {
     refused_while_down: usize,
     /// JSON-RPC method → how many more calls to refuse.
     refuse: std::collections::HashMap<String, usize>,
+    /// JSON-RPC method → how many more calls whose answer is lost: the agent gets the call and
+    /// acts on it, the caller gets an internal error.
+    lose_answers: std::collections::HashMap<String, usize>,
     /// Every JSON-RPC method called, in order, and whether it was refused.
     calls: Vec<(String, bool)>,
     /// Whether SendStreamingMessage streams lose their `task` events, so that they start with
@@ -533,6 +536,13 @@ impl A2aProxy {
     /// Refuses the next `times` calls of JSON-RPC `method`.
     pub fn refuse(&self, method: &str, times: usize) {
         self.lock().refuse.insert(method.to_string(), times);
+    }
+
+    /// Forwards the next `times` calls of JSON-RPC `method` to the agent and answers the caller
+    /// with an internal error instead of the agent's answer, as a connection lost after the
+    /// agent acted would.
+    pub fn lose_answers(&self, method: &str, times: usize) {
+        self.lock().lose_answers.insert(method.to_string(), times);
     }
 
     /// From now on, SendStreamingMessage streams reach the caller without their `task` events.
@@ -613,27 +623,34 @@ async fn proxy_request(
             None => std::future::pending().await,
         }
     };
+    let internal_error = |message: &str| {
+        let error = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": rpc.as_ref().map(|r| r["id"].clone()),
+            "error": {"code": -32603, "message": message},
+        });
+        (
+            [(header::CONTENT_TYPE, "application/json")],
+            error.to_string(),
+        )
+            .into_response()
+    };
+    let mut lose_answer = false;
     if let Some(method) = method {
         let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
-        let refuse = match state.refuse.get_mut(method) {
-            Some(left) if *left > 0 => {
-                *left -= 1;
-                true
-            }
-            _ => false,
-        };
+        let take =
+            |counts: &mut std::collections::HashMap<String, usize>| match counts.get_mut(method) {
+                Some(left) if *left > 0 => {
+                    *left -= 1;
+                    true
+                }
+                _ => false,
+            };
+        let refuse = take(&mut state.refuse);
+        lose_answer = !refuse && take(&mut state.lose_answers);
         state.calls.push((method.to_string(), refuse));
         if refuse {
-            let error = serde_json::json!({
-                "jsonrpc": "2.0",
-                "id": rpc.as_ref().map(|r| r["id"].clone()),
-                "error": {"code": -32603, "message": "refused by the test proxy"},
-            });
-            return (
-                [(header::CONTENT_TYPE, "application/json")],
-                error.to_string(),
-            )
-                .into_response();
+            return internal_error("refused by the test proxy");
         }
     }
     let path = parts
@@ -655,6 +672,11 @@ async fn proxy_request(
             return (axum::http::StatusCode::BAD_GATEWAY, error.to_string()).into_response();
         }
     };
+    if lose_answer {
+        // The agent has acted on the call by now: read its whole answer, then lose it.
+        response.bytes().await.ok();
+        return internal_error("the answer was lost by the test proxy");
+    }
     let mut builder = axum::http::Response::builder().status(response.status());
     for (name, value) in response.headers() {
         if name != header::CONTENT_LENGTH && name != header::TRANSFER_ENCODING {

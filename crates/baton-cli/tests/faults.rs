@@ -605,6 +605,65 @@ async fn a_worker_started_while_a_peer_is_down_serves_and_takes_the_peer_in_when
     assert_eq!(count(&peer.stats().await).creations, 1);
 }
 
+#[tokio::test]
+async fn an_answer_whose_reply_was_lost_is_found_by_the_retry_and_reaches_the_agent_once() {
+    let temporal = TestTemporal::start().await;
+    // The agent works on the answer for a while, so the retry finds the task still open.
+    let peer = PythonPeer::start(&["--behaviour", "park", "--reply-seconds", "4"]).await;
+    let proxy = A2aProxy::start(&peer.url()).await;
+    let model = FakeModel::responding(|request| {
+        let shown = request["messages"].to_string();
+        if shown.contains("is COMPLETED") {
+            reply("Done.")
+        } else if !shown.contains("started on") {
+            call(
+                "spawn_subtask",
+                json!({"name": "balance", "goal": "g", "agent": "ledger"}),
+            )
+        } else if shown.contains("is INPUT_REQUIRED") && !shown.contains("answer sent") {
+            call(
+                "reply_to_subtask",
+                json!({"sub_task": "t-lost.1", "text": "savings"}),
+            )
+        } else {
+            reply("Waiting.")
+        }
+    })
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &proxy.url(),
+        "updates = \"follow\"",
+    );
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    // The agent takes the answer, and the stand-in never hears that it did.
+    proxy.lose_answers("SendMessage", 1);
+    temporal
+        .start_task(&config.task_queue, "t-lost", task_input("books", "g"))
+        .await;
+
+    let (views, stuck) = drain(&temporal, &["t-lost".to_string()], WITHIN).await;
+    assert_eq!(stuck, 0);
+    let row = &views[0].sub_tasks[0];
+    assert_eq!(row.state, TaskState::Completed, "{row:?}");
+    assert_eq!(row.summary.as_deref(), Some("answered: savings"));
+    // The retry read the task, found the answer in its history, and did not send it again.
+    let sends = proxy
+        .calls()
+        .iter()
+        .filter(|(method, _)| method == "SendMessage")
+        .count();
+    assert_eq!(sends, 1, "{:?}", proxy.calls());
+    let stats = peer.stats().await;
+    let answers = stats["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["text"] == "savings")
+        .count();
+    assert_eq!(answers, 1, "{stats}");
+}
+
 // --- the model goes away --------------------------------------------------------------------
 
 #[tokio::test]
