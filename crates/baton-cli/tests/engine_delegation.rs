@@ -455,7 +455,8 @@ async fn an_authorisation_request_is_relayed_to_the_participants_who_answer_thro
                 "spawn_subtask",
                 json!({"name": "balance", "goal": "g", "agent": "ledger"}),
             )
-        } else if text.contains("is AUTH_REQUIRED") && !text.contains("subtask.needs_authorisation")
+        } else if text.contains("is AUTH_REQUIRED: please sign in")
+            && !text.contains("subtask.needs_authorisation")
         {
             // The model tries to answer; only a participant may.
             call(

@@ -620,7 +620,9 @@ async fn an_answer_whose_reply_was_lost_is_found_by_the_retry_and_reaches_the_ag
                 "spawn_subtask",
                 json!({"name": "balance", "goal": "g", "agent": "ledger"}),
             )
-        } else if shown.contains("is INPUT_REQUIRED") && !shown.contains("answer sent") {
+        } else if shown.contains("is INPUT_REQUIRED: which account?")
+            && !shown.contains("answer sent")
+        {
             call(
                 "reply_to_subtask",
                 json!({"sub_task": "t-lost.1", "text": "savings"}),
