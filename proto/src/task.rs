@@ -143,6 +143,10 @@ pub struct TaskInput {
     /// The A2A context the task belongs to, when it was created over A2A.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_id: Option<String>,
+    /// The conversation so far of the context's previous task, when this task continues a
+    /// context: the model's history starts from it. Bounded by the gateway.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<TaskMessage>,
     /// Set only by the workflow itself when it continues as new.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carry: Option<TaskCarry>,
@@ -352,6 +356,9 @@ pub struct TaskView {
     pub reasoning_effort: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parent_tasks: Vec<TaskRef>,
+    /// The conversation the task started from, when it continued a context.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<TaskMessage>,
 }
 
 /// One entry of the ordered event log the gateway streams.

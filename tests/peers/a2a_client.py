@@ -2,7 +2,9 @@
 
   a2a_client.py --url URL --binding JSONRPC|HTTP+JSON|GRPC --participant ID OP [options]
 
-With --scheme and --credential, the SDK's AuthInterceptor presents the credential as the card's
+With --extension URI (repeatable) the client activates that extension (A2A-Extensions); with
+none it activates nothing, as a generic client does. A send with --context-id continues that
+context. With --scheme and --credential, the SDK's AuthInterceptor presents the credential as the card's
 scheme of that name says; with no --participant, no X-Participant-Id is sent. Over GRPC the
 card's gRPC interface is called on an insecure channel, and --participant travels as metadata.
 
@@ -72,18 +74,18 @@ class OneCredential(CredentialService):
         return self.credential if security_scheme_name == self.scheme else None
 
 
-class Participant(ClientCallInterceptor):
-    """X-Participant-Id as a service parameter, where no httpx header can carry it (gRPC)."""
+class ServiceParameters(ClientCallInterceptor):
+    """Service parameters where no httpx header can carry them (gRPC metadata)."""
 
-    def __init__(self, participant: str):
-        self.participant = participant
+    def __init__(self, parameters: dict[str, str]):
+        self.parameters = parameters
 
     async def before(self, args: BeforeArgs) -> None:
         if args.context is None:
             args.context = ClientCallContext()
         if args.context.service_parameters is None:
             args.context.service_parameters = {}
-        args.context.service_parameters["X-Participant-Id"] = self.participant
+        args.context.service_parameters.update(self.parameters)
 
     async def after(self, args) -> None:
         return None
@@ -95,7 +97,10 @@ def emit(proto) -> None:
 
 async def run(args: argparse.Namespace) -> None:
     grpc_binding = args.binding == "GRPC"
-    headers = {"X-Participant-Id": args.participant} if args.participant and not grpc_binding else {}
+    parameters = {"X-Participant-Id": args.participant} if args.participant else {}
+    if args.extension:
+        parameters["A2A-Extensions"] = ", ".join(args.extension)
+    headers = {} if grpc_binding else parameters
     http = httpx.AsyncClient(headers=headers, timeout=60)
     config = ClientConfig(
         streaming=args.op in ("stream", "subscribe"),
@@ -109,8 +114,8 @@ async def run(args: argparse.Namespace) -> None:
     interceptors = (
         [AuthInterceptor(OneCredential(args.scheme, args.credential))] if args.credential else []
     )
-    if args.participant and grpc_binding:
-        interceptors.append(Participant(args.participant))
+    if parameters and grpc_binding:
+        interceptors.append(ServiceParameters(parameters))
     client = await create_client(args.url, client_config=config, interceptors=interceptors)
     try:
         if args.op in ("send", "stream"):
@@ -121,6 +126,8 @@ async def run(args: argparse.Namespace) -> None:
             )
             if args.task_id:
                 message.task_id = args.task_id
+            if args.context_id:
+                message.context_id = args.context_id
             configuration = SendMessageConfiguration(return_immediately=args.return_immediately)
             if args.push_url:
                 configuration.task_push_notification_config.CopyFrom(push_config(args))
@@ -187,6 +194,7 @@ def main() -> None:
     parser.add_argument("--auth-scheme", default="")
     parser.add_argument("--auth-credentials", default="")
     parser.add_argument("--text", default="")
+    parser.add_argument("--extension", action="append", default=[])
     parser.add_argument("--task-id", default="")
     parser.add_argument("--message-id", default="")
     parser.add_argument("--context-id", default="")

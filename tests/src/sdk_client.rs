@@ -12,6 +12,8 @@ pub struct SdkClient {
     pub participant: String,
     /// The card's scheme to present a credential for, and the credential.
     pub credential: Option<(String, String)>,
+    /// The extensions it activates; none, as a generic client.
+    pub extensions: Vec<String>,
 }
 
 /// What one run printed: the JSON lines, or the A2A error it ended with.
@@ -55,7 +57,16 @@ impl SdkClient {
             binding,
             participant: participant.to_string(),
             credential: None,
+            extensions: Vec::new(),
         }
+    }
+
+    /// The same client, activating the status extension, as tiny-harness and Baton do: a new
+    /// task is a conversation that parks awaiting the next message.
+    pub fn speaking_the_status_extension(mut self) -> SdkClient {
+        self.extensions
+            .push(baton_core::extensions::STATUS_EXTENSION.to_string());
+        self
     }
 
     /// A client that presents `credential` as the card's scheme `scheme` says, through the SDK's
@@ -87,6 +98,11 @@ impl SdkClient {
                     credential.as_str(),
                 ]
             }))
+            .args(
+                self.extensions
+                    .iter()
+                    .flat_map(|uri| ["--extension", uri.as_str()]),
+            )
             .arg(op)
             .args(args)
             .kill_on_drop(true)

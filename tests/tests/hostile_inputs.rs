@@ -263,7 +263,7 @@ fn a_first_message_makes_a_task_that_keeps_the_trust_rules() {
         let Ok(message) = serde_json::from_value::<Message>(message) else {
             return Ok(false);
         };
-        let Ok(input) = new_task("alice", &message, "ctx", trusted) else {
+        let Ok(input) = new_task("alice", &message, "ctx", trusted, Lifecycle::Conversation) else {
             return Ok(false);
         };
         prop_assert!(!input.goal.trim().is_empty());

@@ -24,7 +24,14 @@ fn fixture(name: &str) -> Value {
 #[test]
 fn a_tiny_harness_brief_creates_a_task_with_its_criteria() {
     let message: Message = serde_json::from_value(fixture("brief-to-an-agent.json")).unwrap();
-    let input = new_task("tiny-harness", &message, "ctx-7d4e", false).unwrap();
+    let input = new_task(
+        "tiny-harness",
+        &message,
+        "ctx-7d4e",
+        false,
+        Lifecycle::Conversation,
+    )
+    .unwrap();
     assert_eq!(input.name, "balance");
     assert_eq!(input.goal, "Is the March ledger balanced?");
     assert_eq!(input.description, "Use the closing balances of 31 March.");
@@ -60,7 +67,14 @@ fn a_tiny_harness_brief_to_its_own_self_is_read_whole_when_trusted() {
     }
     .trusts(&tiny_harness);
     assert!(trusted);
-    let input = new_task("tiny-harness", &message, "ctx", trusted).unwrap();
+    let input = new_task(
+        "tiny-harness",
+        &message,
+        "ctx",
+        trusted,
+        Lifecycle::Conversation,
+    )
+    .unwrap();
     assert_eq!(input.lifecycle, Lifecycle::Delegated);
     assert_eq!(
         input.parent_tasks,
@@ -70,7 +84,8 @@ fn a_tiny_harness_brief_to_its_own_self_is_read_whole_when_trusted() {
         }]
     );
     // From a stranger, the server-controlled fields are refused whole, as tiny-harness does.
-    let refused = new_task("stranger", &message, "ctx", false).unwrap_err();
+    let refused =
+        new_task("stranger", &message, "ctx", false, Lifecycle::Conversation).unwrap_err();
     assert_eq!(
         refused.code,
         a2a::error_code::UNSUPPORTED_OPERATION,

@@ -118,6 +118,12 @@ impl TaskWorkflow {
             TaskStart::Invalid { error, .. } => (unreadable_input(), Some(error)),
         };
         let carry = input.carry.take();
+        // A task that continues a context starts from the conversation of the one before it.
+        let history = if carry.is_none() {
+            input.earlier.iter().map(earlier_item).collect()
+        } else {
+            Vec::new()
+        };
         let mut workflow = TaskWorkflow {
             input,
             state: TaskState::Submitted,
@@ -126,7 +132,7 @@ impl TaskWorkflow {
             messages: Vec::new(),
             unread_messages: 0,
             arrived: Vec::new(),
-            history: Vec::new(),
+            history,
             sub_tasks: Vec::new(),
             pending_notes: Vec::new(),
             log: EventLog::default(),
@@ -478,6 +484,7 @@ impl TaskWorkflow {
             model: self.input.model.clone(),
             reasoning_effort: self.input.reasoning_effort.clone(),
             parent_tasks: self.input.parent_tasks.clone(),
+            earlier: self.input.earlier.clone(),
         }
     }
 
@@ -591,6 +598,20 @@ impl TaskWorkflow {
     }
 }
 
+/// One message of an earlier task of the context, as the model's history holds it.
+fn earlier_item(message: &TaskMessage) -> HistoryItem {
+    match message.role {
+        MessageRole::User => HistoryItem::User {
+            text: message.text.clone(),
+            source: Source::Participant,
+        },
+        MessageRole::Agent => HistoryItem::Assistant {
+            text: Some(message.text.clone()),
+            tool_calls: Vec::new(),
+        },
+    }
+}
+
 /// The placeholder a workflow holds while it fails for an unreadable input.
 fn unreadable_input() -> TaskInput {
     TaskInput {
@@ -605,6 +626,7 @@ fn unreadable_input() -> TaskInput {
         parent_tasks: Vec::new(),
         limits: Default::default(),
         context_id: None,
+        earlier: Vec::new(),
         carry: None,
     }
 }

@@ -886,7 +886,7 @@ async fn a_gateway_with_no_worker_answers_in_time_and_nothing_sent_is_lost() {
     assert_eq!(view.last_answer.as_deref(), Some("Here it is."));
     let read = a2a_rpc(&rpc, "GetTask", json!({"id": task_id}), Some("alice")).await;
     assert_eq!(
-        read["result"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        read["result"]["status"]["state"], "TASK_STATE_COMPLETED",
         "{read}"
     );
     drop(gateway);
@@ -904,7 +904,7 @@ async fn a_repeated_message_id_is_answered_at_once_with_the_task_as_it_is() {
 
     let first = a2a_rpc(&rpc, "SendMessage", message.clone(), Some("alice")).await;
     assert_eq!(
-        first["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        first["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
         "{first}"
     );
     let task_id = first["result"]["task"]["id"].clone();
@@ -914,7 +914,7 @@ async fn a_repeated_message_id_is_answered_at_once_with_the_task_as_it_is() {
     assert_eq!(again["result"]["task"]["id"], task_id, "{again}");
     assert_eq!(
         again["result"]["task"]["status"]["state"],
-        "TASK_STATE_INPUT_REQUIRED"
+        "TASK_STATE_COMPLETED"
     );
     assert_eq!(
         model.requests().len(),
@@ -993,7 +993,8 @@ async fn a_message_that_arrives_during_a_turn_waits_for_the_next_one_and_is_answ
             v.last_answer.as_deref() == Some("March balances, and so does April.")
         })
         .await;
-    assert_eq!(view.state, TaskState::InputRequired);
+    // A client that activated no extension gets a task that completes with its answer.
+    assert_eq!(view.state, TaskState::Completed);
     let requests = model.requests();
     assert_eq!(
         requests.len(),

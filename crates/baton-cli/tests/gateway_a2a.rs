@@ -172,7 +172,7 @@ async fn a_missing_a2a_version_is_read_as_0_3_and_refused() {
 async fn the_a2a_sdk_client_sends_follows_lists_and_cancels_over_all_three_bindings() {
     let agent = agent().await;
     for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
-        let alice = SdkClient::new(&agent.url, binding, "alice");
+        let alice = SdkClient::new(&agent.url, binding, "alice").speaking_the_status_extension();
         let stranger = SdkClient::new(&agent.url, binding, "mallory");
 
         // A blocking send: the conversation answers and parks, awaiting the next message.
@@ -311,7 +311,7 @@ async fn the_a2a_sdk_client_sends_follows_lists_and_cancels_over_all_three_bindi
 #[tokio::test]
 async fn return_immediately_answers_once_the_task_exists_and_subscribe_follows_it() {
     let agent = agent().await;
-    let alice = SdkClient::new(&agent.url, "JSONRPC", "alice");
+    let alice = SdkClient::new(&agent.url, "JSONRPC", "alice").speaking_the_status_extension();
     let sent = alice
         .call("send", &["--text", "Hello", "--return-immediately"])
         .await
@@ -361,7 +361,7 @@ async fn a_gateway_restart_loses_nothing() {
     let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
     let url = config.base_url.clone().unwrap();
     let mut worker = WorkerProcess::start(baton(), &config.render()).await;
-    let alice = SdkClient::new(&url, "JSONRPC", "alice");
+    let alice = SdkClient::new(&url, "JSONRPC", "alice").speaking_the_status_extension();
     let sent = alice.call("send", &["--text", "Remember me"]).await.ok();
     let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
     // The Web UI lists the task by a summary: its name and who asked.
@@ -467,7 +467,7 @@ async fn push_configs_are_kept_with_the_task_and_changes_are_pushed_to_the_webho
     let (seen, hook) = (webhook.seen.clone(), webhook.url.clone());
 
     for binding in ["JSONRPC", "HTTP+JSON"] {
-        let alice = SdkClient::new(&url, binding, "alice");
+        let alice = SdkClient::new(&url, binding, "alice").speaking_the_status_extension();
         let sent = alice.call("send", &["--text", "Hello"]).await.ok();
         let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
         let created = alice
@@ -581,7 +581,7 @@ async fn a_webhook_sent_with_the_first_message_hears_its_first_change() {
 
     for binding in ["JSONRPC", "HTTP+JSON"] {
         seen.lock().unwrap().clear();
-        let alice = SdkClient::new(&url, binding, "alice");
+        let alice = SdkClient::new(&url, binding, "alice").speaking_the_status_extension();
         let sent = alice
             .call(
                 "send",
@@ -638,7 +638,7 @@ async fn a_webhook_sent_with_the_first_message_hears_its_first_change() {
 
     // An inline webhook that is refused refuses the message whole: no task, no model call.
     let before = model.requests().len();
-    let bob = SdkClient::new(&url, "JSONRPC", "bob");
+    let bob = SdkClient::new(&url, "JSONRPC", "bob").speaking_the_status_extension();
     let refused = bob
         .call(
             "send",
@@ -659,7 +659,7 @@ async fn a_webhook_sent_with_the_first_message_hears_its_first_change() {
 #[tokio::test]
 async fn a_webhook_on_a_private_address_is_refused_unless_allowed() {
     let agent = agent().await;
-    let alice = SdkClient::new(&agent.url, "JSONRPC", "alice");
+    let alice = SdkClient::new(&agent.url, "JSONRPC", "alice").speaking_the_status_extension();
     let sent = alice.call("send", &["--text", "Hello"]).await.ok();
     let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
     for hook in [
@@ -1110,14 +1110,38 @@ async fn a_standard_client_with_nothing_but_a_token_works_and_a_claimed_identity
         let alice_by_key = SdkClient::with_credential(&url, binding, "apiKey", ALICE_TOKEN);
         let bob = SdkClient::with_credential(&url, binding, "oidc", &bob_jwt);
 
+        // A client that knows nothing of Baton gets a task that completes with its answer, as
+        // the status message and as the artifact.
         let sent = alice.call("send", &["--text", "Hello"]).await.ok();
-        let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
-        assert_eq!(state(&sent[0]["task"]), "TASK_STATE_INPUT_REQUIRED");
-        let streamed = alice
-            .call("stream", &["--task-id", &task_id, "--text", "Again"])
+        let task = &sent[0]["task"];
+        let task_id = task["id"].as_str().unwrap().to_string();
+        assert_eq!(state(task), "TASK_STATE_COMPLETED", "{binding}: {task}");
+        let answer = task["artifacts"][0]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(answer.starts_with("answer"), "{task}");
+        assert!(
+            !task["metadata"]
+                .to_string()
+                .contains("awaiting-next-message")
+        );
+        // It goes on with a new task in the same context, whose model starts from the
+        // conversation so far.
+        let context = task["contextId"].as_str().unwrap();
+        let next = alice
+            .call("send", &["--text", "Again", "--context-id", context])
             .await
             .ok();
-        assert!(streamed.len() >= 2, "{streamed:?}");
+        let next_task = &next[0]["task"];
+        assert_ne!(next_task["id"], task_id.as_str(), "a new task");
+        assert_eq!(next_task["contextId"], context);
+        assert_eq!(state(next_task), "TASK_STATE_COMPLETED", "{next_task}");
+        let shown = model.requests().last().unwrap()["messages"].to_string();
+        assert!(
+            shown.contains("Hello") && shown.contains(&answer),
+            "the earlier conversation: {shown}"
+        );
         let got = alice_by_key
             .call("get", &["--task-id", &task_id])
             .await
@@ -1137,9 +1161,12 @@ async fn a_standard_client_with_nothing_but_a_token_works_and_a_claimed_identity
             bob.call("list", &[]).await.ok()[0]["tasks"][0]["id"],
             his_id.as_str()
         );
-
-        let canceled = alice.call("cancel", &["--task-id", &task_id]).await.ok();
-        assert_eq!(state(&canceled[0]), "TASK_STATE_CANCELED");
+        // Alice's context is hers: a task Bob starts in it starts afresh.
+        bob.call("send", &["--text", "Mine?", "--context-id", context])
+            .await
+            .ok();
+        let shown = model.requests().last().unwrap()["messages"].to_string();
+        assert!(!shown.contains(&answer), "{shown}");
     }
     // The issuer's keys were fetched once and kept, not once a call.
     assert_eq!(issuer.key_fetches(), 1);
@@ -1265,7 +1292,7 @@ async fn in_anonymous_mode_a_client_with_nothing_gets_tasks_reached_by_id_alone(
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
 
     for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
-        let nobody = SdkClient::new(&url, binding, "");
+        let nobody = SdkClient::new(&url, binding, "").speaking_the_status_extension();
         let sent = nobody.call("send", &["--text", "Hello"]).await.ok();
         let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
         assert_eq!(
@@ -1489,7 +1516,7 @@ async fn part_floods_and_requests_past_the_concurrency_limit_are_refused_before_
     model.release();
     let answered: Value = blocking.await.unwrap().unwrap().json().await.unwrap();
     assert_eq!(
-        answered["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        answered["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
         "{answered}"
     );
     let free: Value =

@@ -114,6 +114,7 @@ mod tests {
             parent_tasks: Vec::new(),
             limits: Default::default(),
             context_id: None,
+            earlier: Vec::new(),
             carry: None,
         }
     }

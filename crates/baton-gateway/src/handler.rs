@@ -8,30 +8,34 @@ use a2a::{
     A2AError, AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest, ListTasksResponse, SendMessageRequest, SendMessageResponse, StreamResponse,
-    SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
+    ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, SendMessageResponse,
+    StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
 };
 use a2a_server::{RequestHandler, ServiceParams};
 use async_trait::async_trait;
 use baton_core::derived_id::derived_id;
-use baton_core::extensions::SUPPORTED_EXTENSIONS;
-use baton_proto::{EventPage, InboxReceipt, PushConfig, TaskState, TaskView};
+use baton_core::extensions::{STATUS_EXTENSION, SUPPORTED_EXTENSIONS};
+use baton_proto::{
+    EventPage, InboxReceipt, Lifecycle, PushConfig, TaskMessage, TaskState, TaskView,
+};
 use baton_workflows::TaskWorkflow;
 use baton_workflows::search_attributes::{
     A2A_CONTEXT_ID, A2A_TASK_STATE, BATON_AGENT, BATON_PARTICIPANTS,
 };
 use futures::stream::BoxStream;
 use temporalio_client::errors::{
-    WorkflowQueryError, WorkflowUpdateError, WorkflowUpdateWithStartError,
+    WorkflowQueryError, WorkflowStartError, WorkflowUpdateError, WorkflowUpdateWithStartError,
 };
 use temporalio_client::{
     Client, WorkflowCancelOptions, WorkflowDescribeOptions, WorkflowExecuteUpdateOptions,
-    WorkflowIdConflictPolicy, WorkflowQueryOptions, WorkflowUpdateWithStartOptions,
+    WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowQueryOptions,
+    WorkflowUpdateWithStartOptions,
 };
 use temporalio_common::search_attributes::SearchAttributes;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::a2a_task::{events_of, task_of};
+use crate::continuation::continuing;
 use crate::identity::{CallerKind, check_task_id, follow_up_sender, required_caller, sender};
 use crate::intake::{Trust, follow_up, inbox_message, new_task, text_of};
 use crate::listing::list_tasks;
@@ -107,16 +111,50 @@ impl TemporalHandler {
         }
     }
 
+    /// The conversation a new task in `context_id` continues: that of the caller's newest task
+    /// there, bounded. None when the context holds no task of the caller's; a lookup that
+    /// fails is logged, and the task starts afresh.
+    async fn earlier_in_context(
+        &self,
+        params: &ServiceParams,
+        context_id: &str,
+    ) -> Vec<TaskMessage> {
+        let newest = ListTasksRequest {
+            context_id: Some(context_id.to_string()),
+            status: None,
+            page_size: Some(1),
+            page_token: None,
+            history_length: Some(0),
+            status_timestamp_after: None,
+            include_artifacts: None,
+            tenant: None,
+        };
+        let listed = match self
+            .bounded("looking up the context", list_tasks(self, params, newest))
+            .await
+            .and_then(|listed| listed)
+        {
+            Ok(listed) => listed,
+            Err(error) => {
+                tracing::warn!(context = %context_id, "the task starts without its context's earlier conversation: {}", error.message);
+                return Vec::new();
+            }
+        };
+        let Some(previous) = listed.tasks.first() else {
+            return Vec::new();
+        };
+        match self.view(&previous.id).await {
+            Ok(view) => continuing(&view),
+            Err(error) => {
+                tracing::warn!(context = %context_id, "the task starts without its context's earlier conversation: {}", error.message);
+                Vec::new()
+            }
+        }
+    }
+
     /// Refuses an `A2A-Extensions` URI the card does not advertise, before anything is created.
     fn check_extensions(&self, params: &ServiceParams) -> Result<(), A2AError> {
-        let requested: Vec<String> = params
-            .get("a2a-extensions")
-            .into_iter()
-            .flatten()
-            .flat_map(|v| v.split(','))
-            .map(|uri| uri.trim().to_string())
-            .filter(|uri| !uri.is_empty())
-            .collect();
+        let requested = requested_extensions(params);
         let unknown: Vec<&String> = requested
             .iter()
             .filter(|uri| !SUPPORTED_EXTENSIONS.contains(&uri.as_str()))
@@ -210,7 +248,17 @@ impl TemporalHandler {
             .clone()
             .filter(|c| !c.is_empty())
             .unwrap_or_else(|| derived_id(&[&task_id, "context"]));
-        let input = new_task(&sender, message, &context_id, trusted)?;
+        // A caller that speaks the status extension gets a conversation, which parks awaiting
+        // its next message; any other caller a task that completes with its answer.
+        let unbriefed = if activates(params, message, STATUS_EXTENSION) {
+            Lifecycle::Conversation
+        } else {
+            Lifecycle::Delegated
+        };
+        let mut input = new_task(&sender, message, &context_id, trusted, unbriefed)?;
+        if message.context_id.as_deref().is_some_and(|c| !c.is_empty()) {
+            input.earlier = self.earlier_in_context(params, &context_id).await;
+        }
         let mut inbox = inbox_message(&sender, message);
         inbox.push_config = webhook.map(|w| self.push_config(&task_id, w)).transpose()?;
         let indexed = self.config.search_attributes.then(|| {
@@ -227,6 +275,8 @@ impl TemporalHandler {
             task_id.clone(),
             WorkflowIdConflictPolicy::UseExisting,
         )
+        // An ended task is never started again by a repeat of the message that created it.
+        .id_reuse_policy(WorkflowIdReusePolicy::RejectDuplicate)
         .maybe_search_attributes(indexed)
         // What the Web UI shows for the task in its list.
         .static_summary(format!("{} (from {sender})", input.name))
@@ -239,10 +289,28 @@ impl TemporalHandler {
             options,
         );
         let receipt = match tokio::time::timeout(self.config.temporal_timeout, started).await {
-            Ok(outcome) => outcome.map_err(|e| match e {
-                WorkflowUpdateWithStartError::Update(e) => update_error(&task_id, e),
-                other => A2AError::internal(format!("the task could not be started: {other}")),
-            })?,
+            Ok(Ok(receipt)) => receipt,
+            // The task this message created has ended: the message is a repeat, answered with
+            // the task as it is, never a second run of it.
+            Ok(Err(WorkflowUpdateWithStartError::Start(WorkflowStartError::AlreadyStarted {
+                ..
+            }))) => {
+                let view = self.view(&task_id).await?;
+                InboxReceipt {
+                    message_id: message.message_id.clone(),
+                    duplicate: true,
+                    state: view.state,
+                    cursor: view.event_seq,
+                }
+            }
+            Ok(Err(WorkflowUpdateWithStartError::Update(e))) => {
+                return Err(update_error(&task_id, e));
+            }
+            Ok(Err(other)) => {
+                return Err(A2AError::internal(format!(
+                    "the task could not be started: {other}"
+                )));
+            }
             // No worker took the message in time. If Temporal has the task, it holds the
             // brief in its input and runs once a worker comes: the caller gets it SUBMITTED.
             Err(_) if self.exists(&task_id).await => {
@@ -707,6 +775,24 @@ fn submitted(delivered: &Delivered) -> Task {
         history: None,
         metadata: None,
     }
+}
+
+/// The extension URIs the caller activated with `A2A-Extensions`.
+fn requested_extensions(params: &ServiceParams) -> Vec<String> {
+    params
+        .get("a2a-extensions")
+        .into_iter()
+        .flatten()
+        .flat_map(|v| v.split(','))
+        .map(|uri| uri.trim().to_string())
+        .filter(|uri| !uri.is_empty())
+        .collect()
+}
+
+/// Whether the caller activated `uri`, with `A2A-Extensions` or in the message's `extensions`.
+fn activates(params: &ServiceParams, message: &Message, uri: &str) -> bool {
+    requested_extensions(params).iter().any(|u| u == uri)
+        || message.extensions.iter().flatten().any(|u| u == uri)
 }
 
 fn update_error(task_id: &str, error: WorkflowUpdateError) -> A2AError {

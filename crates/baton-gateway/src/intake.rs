@@ -105,12 +105,13 @@ pub fn envelope_of(message: &Message) -> Result<Option<TaskEnvelopePayload>, A2A
 
 /// The input of a new task created by `sender` with `message`. Refuses the request whole when
 /// an untrusted sender sets a server-controlled field or names other participants (abuse cases
-/// 5 and 6): nothing is created.
+/// 5 and 6): nothing is created. `unbriefed` is the lifecycle when the brief names none.
 pub fn new_task(
     sender: &str,
     message: &Message,
     context_id: &str,
     trusted: bool,
+    unbriefed: Lifecycle,
 ) -> Result<TaskInput, A2AError> {
     check_parts(message)?;
     if sub_task_of(message)?.is_some() {
@@ -171,7 +172,7 @@ pub fn new_task(
             &brief.acceptance_criteria.unwrap_or_default(),
         ),
         participants,
-        lifecycle: brief.lifecycle.unwrap_or(Lifecycle::Conversation),
+        lifecycle: brief.lifecycle.unwrap_or(unbriefed),
         model: brief.model,
         reasoning_effort: brief.reasoning_effort,
         parent_tasks: brief
@@ -182,6 +183,7 @@ pub fn new_task(
             .collect(),
         limits: Default::default(),
         context_id: Some(context_id.to_string()),
+        earlier: Vec::new(),
         carry: None,
     })
 }
@@ -301,7 +303,7 @@ mod tests {
     fn a_new_task_and_a_follow_up_both_check_their_parts() {
         let file =
             message(json!([{"text": "see this"}, {"raw": "AA==", "mediaType": "image/png"}]));
-        let refused = new_task("alice", &file, "ctx", false).unwrap_err();
+        let refused = new_task("alice", &file, "ctx", false, Lifecycle::Conversation).unwrap_err();
         assert_eq!(refused.code, a2a::error_code::CONTENT_TYPE_NOT_SUPPORTED);
         let refused = follow_up("alice", &file).unwrap_err();
         assert_eq!(refused.code, a2a::error_code::CONTENT_TYPE_NOT_SUPPORTED);
@@ -351,6 +353,7 @@ mod tests {
             &with_metadata(json!({"baton.subTaskId": "t.1"})),
             "ctx",
             true,
+            Lifecycle::Conversation,
         )
         .unwrap_err();
         assert_eq!(refused.code, a2a::error_code::INVALID_PARAMS);

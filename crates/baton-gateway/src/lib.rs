@@ -5,6 +5,7 @@
 mod a2a_task;
 mod auth;
 mod card;
+mod continuation;
 mod handler;
 mod identity;
 mod intake;
