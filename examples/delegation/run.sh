@@ -72,7 +72,9 @@ task = answer["result"]["task"]
 state = task["status"]["state"]
 text = " ".join(p.get("text", "") for p in task["status"].get("message", {}).get("parts", []))
 print(f"task {task['id']} ({state})", file=sys.stderr)
-if state != "TASK_STATE_INPUT_REQUIRED":
+# curl activates no A2A extension, so the task completes with its answer (a client that speaks
+# the status extension would get a conversation that parks awaiting its next message instead).
+if state != "TASK_STATE_COMPLETED":
     sys.exit(f"error: the task ended {state}: {text}")
 print(text)
 PY
