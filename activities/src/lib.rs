@@ -57,6 +57,8 @@ pub struct BatonActivities {
     default_model: String,
     /// `model.retry_for`: how long a model turn keeps retrying.
     model_retry_for: Duration,
+    /// `model.context_budget`: the most tokens one turn sends.
+    context_budget: usize,
     /// The static prefix of every model turn; replaced when a pending agent joins the roster.
     prefix: Arc<RwLock<StaticPrefix>>,
     /// `server.base_url`: where agents can push to this Baton. Without it, nothing pushes.
@@ -84,6 +86,7 @@ impl BatonActivities {
             model,
             default_model: model_settings.model.clone(),
             model_retry_for: model_settings.retry_for,
+            context_budget: model_settings.context_budget,
             prefix: Arc::new(RwLock::new(prefix)),
             push_base: push_base.clone(),
             follow_window: FOLLOW_WINDOW,
@@ -292,7 +295,13 @@ impl BatonActivities {
     ) -> Result<InvokeModelOut, ActivityError> {
         let task_id = input.task_id.clone();
         let prefix = self.current_prefix();
-        let turn = model_turn::invoke(self.model.as_ref(), &self.default_model, &prefix, input);
+        let turn = model_turn::invoke(
+            self.model.as_ref(),
+            &self.default_model,
+            &prefix,
+            self.context_budget,
+            input,
+        );
         let turn = heartbeating(&ctx, turn).await?;
         let metrics = baton_metrics::global();
         let info = ctx.info();

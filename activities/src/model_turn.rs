@@ -3,6 +3,7 @@
 //! worker and never enters workflow history.
 
 use baton_core::context::render_note;
+use baton_core::context_budget::{cut_marker, items_to_cut};
 use baton_core::push_token::hex;
 use baton_core::spawn_subtask::{SPAWN_SUBTASK, spawn_subtask_schema};
 use baton_core::sub_task_reply::{
@@ -47,28 +48,33 @@ impl StaticPrefix {
     }
 }
 
+/// One model turn. When the prefix, the tools, the task section and the whole history would
+/// pass `budget_tokens`, the oldest history items are left out (`InvokeModelOut::cut`) and the
+/// model reads a marker in their place.
 pub async fn invoke(
     model: &dyn ModelProvider,
     default_model: &str,
     prefix: &StaticPrefix,
+    budget_tokens: usize,
     input: InvokeModelIn,
 ) -> Result<InvokeModelOut, ModelError> {
+    let tools = tools();
+    let fixed_chars = prefix.text.chars().count()
+        + input.task_section.chars().count()
+        + serde_json::to_string(&tools).map_or(0, |t| t.len());
+    let cut = items_to_cut(&input.history, fixed_chars, budget_tokens);
+    if cut > 0 {
+        tracing::info!(
+            task = %input.task_id,
+            "the turn leaves out the {cut} oldest history items to fit the context budget of {budget_tokens} tokens (model.context_budget)"
+        );
+    }
+    let left_out = input.compacted + cut as u32;
     let request = ModelRequest {
         model: input.model.unwrap_or_else(|| default_model.to_string()),
         system: prefix.text.clone(),
-        messages: messages(&input.task_section, &input.history),
-        tools: vec![
-            ToolSpec {
-                name: SPAWN_SUBTASK.to_string(),
-                description: SPAWN_SUBTASK_DESCRIPTION.to_string(),
-                parameters: spawn_subtask_schema(),
-            },
-            ToolSpec {
-                name: REPLY_TO_SUBTASK.to_string(),
-                description: REPLY_TO_SUBTASK_DESCRIPTION.to_string(),
-                parameters: reply_to_subtask_schema(),
-            },
-        ],
+        messages: messages(&input.task_section, left_out, &input.history[cut..]),
+        tools,
         reasoning_effort: input.reasoning_effort,
         max_output_tokens: None,
     };
@@ -100,7 +106,24 @@ pub async fn invoke(
         output_tokens: response.usage.output_tokens,
         prefix_sha256: prefix.sha256.clone(),
         agents: prefix.agent_ids.clone(),
+        cut: cut as u32,
     })
+}
+
+/// The tools every turn offers, in a fixed order: they are part of the cached prefix.
+fn tools() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: SPAWN_SUBTASK.to_string(),
+            description: SPAWN_SUBTASK_DESCRIPTION.to_string(),
+            parameters: spawn_subtask_schema(),
+        },
+        ToolSpec {
+            name: REPLY_TO_SUBTASK.to_string(),
+            description: REPLY_TO_SUBTASK_DESCRIPTION.to_string(),
+            parameters: reply_to_subtask_schema(),
+        },
+    ]
 }
 
 /// What a failed model call makes of the activity attempt: another attempt, after the
@@ -157,10 +180,15 @@ pub fn failed_attempt(
 const MODEL_RETRYING: &str = "provider.retrying";
 
 /// The task section first, then the history; anything an agent wrote is framed as untrusted.
-fn messages(task_section: &str, history: &[HistoryItem]) -> Vec<ChatMessage> {
+/// The task section, the marker of what the context budget left out (when anything was), then
+/// the history.
+fn messages(task_section: &str, left_out: u32, history: &[HistoryItem]) -> Vec<ChatMessage> {
     std::iter::once(ChatMessage::User {
         content: task_section.to_string(),
     })
+    .chain((left_out > 0).then(|| ChatMessage::User {
+        content: cut_marker(left_out),
+    }))
     .chain(history.iter().map(|item| {
         match item {
             HistoryItem::User { text, source } => ChatMessage::User {

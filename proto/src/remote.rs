@@ -246,6 +246,9 @@ pub struct InvokeModelIn {
     /// The task section: name, goal, description, criteria, sub-tasks.
     pub task_section: String,
     pub history: Vec<HistoryItem>,
+    /// How many of the oldest history items earlier turns left out for the context budget.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub compacted: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -260,4 +263,12 @@ pub struct InvokeModelOut {
     pub prefix_sha256: String,
     /// The agent ids of the roster the model was shown: the only values `spawn_subtask` takes.
     pub agents: Vec<String>,
+    /// How many of the oldest history items this turn left out for the context budget: the
+    /// workflow drops them from the history it keeps.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cut: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }

@@ -432,6 +432,9 @@ pub struct TaskCarry {
     /// How many answers the task has sent its sub-tasks: numbers the next one's message id.
     #[serde(default)]
     pub replies_sent: u32,
+    /// How many of the oldest history items were left out for the context budget.
+    #[serde(default)]
+    pub compacted: u32,
 }
 
 /// A participant's answer to a sub-task, on its way to the sub-task's stand-in.

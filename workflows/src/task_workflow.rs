@@ -48,6 +48,9 @@ use crate::event_log::EventLog;
 use crate::policies;
 use crate::search_attributes::{A2A_CONTEXT_ID, A2A_TASK_STATE};
 
+/// The most A2A history messages a task carries into its next run: a long conversation keeps
+/// its newest, so what crosses continue-as-new stays bounded.
+const MESSAGES_CARRIED: usize = 200;
 /// How long a cancelled parent waits for its stand-ins to confirm before it ends anyway.
 const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
 /// The patch that added `record_delegation_ends`, for the histories written before it.
@@ -107,6 +110,8 @@ pub struct TaskWorkflow {
     replies_out: Vec<ForwardedReply>,
     /// Answers sent to sub-tasks so far: numbers the next one's message id.
     replies_sent: u32,
+    /// How many of the oldest history items turns left out for the context budget.
+    compacted: u32,
 }
 
 #[workflow_methods]
@@ -147,6 +152,7 @@ impl TaskWorkflow {
             ended: Vec::new(),
             replies_out: Vec::new(),
             replies_sent: 0,
+            compacted: 0,
         };
         if let Some(carry) = carry {
             workflow.state = carry.state;
@@ -165,6 +171,7 @@ impl TaskWorkflow {
             workflow.push_configs = carry.push_configs;
             workflow.replies_out = carry.replies_out;
             workflow.replies_sent = carry.replies_sent;
+            workflow.compacted = carry.compacted;
         }
         workflow
     }
@@ -585,17 +592,23 @@ impl TaskWorkflow {
                 turns_since_message: self.turns_since_message,
                 last_answer: self.last_answer.clone(),
                 cancel_reason: self.cancel_reason.clone(),
-                messages: self.messages.clone(),
+                messages: newest(&self.messages, MESSAGES_CARRIED),
                 sub_state: self.sub_state.clone(),
                 unread_messages: self.unread_messages,
                 arrived: self.arrived.clone(),
                 push_configs: self.push_configs.clone(),
                 replies_out: self.replies_out.clone(),
                 replies_sent: self.replies_sent,
+                compacted: self.compacted,
             }),
             ..self.input.clone()
         }
     }
+}
+
+/// The newest `n` of `messages`, in order.
+fn newest(messages: &[TaskMessage], n: usize) -> Vec<TaskMessage> {
+    messages[messages.len().saturating_sub(n)..].to_vec()
 }
 
 /// One message of an earlier task of the context, as the model's history holds it.
@@ -778,6 +791,7 @@ async fn model_turn(
             reasoning_effort: s.input.reasoning_effort.clone(),
             task_section: render_task_section(&s.input, &s.sub_tasks),
             history: s.history.clone(),
+            compacted: s.compacted,
         }
     });
     let request = InvokeModelIn {
@@ -816,6 +830,10 @@ async fn model_turn(
         s.turns += 1;
         s.turns_since_message += 1;
         s.turns_this_run += 1;
+        // What the turn left out for the context budget leaves the history for good.
+        let cut = (turn.cut as usize).min(s.history.len());
+        s.history.drain(..cut);
+        s.compacted += cut as u32;
         if !keeps_order {
             // Before the patch, what arrived during the turn counted as read by it.
             s.take_arrived_messages();

@@ -11,6 +11,7 @@ use baton_tests::engine::{A2aProxy, TestTemporal, WorkerConfig, WorkerProcess, t
 use baton_tests::fake_model::{FakeModel, Scripted, call, reply};
 use baton_tests::metrics::{sample, scrape};
 use serde_json::{Value, json};
+use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 
 fn baton() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_baton"))
@@ -638,5 +639,112 @@ async fn an_unreadable_input_fails_the_task_at_once_with_the_reason() {
     assert!(
         model.requests().is_empty(),
         "no model call for an unreadable task"
+    );
+}
+
+#[tokio::test]
+async fn a_long_conversation_leaves_out_its_oldest_turns_and_keeps_answering() {
+    use baton_proto::InboxMessage;
+    use baton_workflows::TaskWorkflow;
+    use temporalio_client::WorkflowExecuteUpdateOptions;
+
+    const BUDGET_TOKENS: usize = 3000;
+    let temporal = TestTemporal::start().await;
+    // It answers with the first word of the newest message it was shown.
+    let model = FakeModel::responding(|request| {
+        let newest = request["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default();
+        reply(&format!(
+            "read {}",
+            newest.split(' ').next().unwrap_or_default()
+        ))
+    })
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url());
+    let toml = config.render() + &format!("context_budget = {BUDGET_TOKENS}\n");
+    let _worker = WorkerProcess::start(baton(), &toml).await;
+    let input = serde_json::from_value(json!({
+        "name": "chat", "goal": "Chat.", "lifecycle": "conversation",
+        "participants": [{"id": "alice", "kind": "human", "role": "reporter"}]
+    }))
+    .unwrap();
+    temporal
+        .start_task(&config.task_queue, "t-long", input)
+        .await;
+    let answered = |turns: u32| {
+        move |v: &baton_proto::TaskView| v.turns == turns && v.state == TaskState::InputRequired
+    };
+    temporal.wait_for_task("t-long", WITHIN, answered(1)).await;
+    let task = temporal
+        .client
+        .get_workflow_handle::<TaskWorkflow>("t-long");
+    let filler = "x".repeat(2400);
+    for n in 1..=6u32 {
+        let message = InboxMessage {
+            message_id: format!("m-{n}"),
+            participant_id: "alice".into(),
+            text: format!("message-{n} {filler}"),
+            push_config: None,
+            sub_task_id: None,
+        };
+        task.execute_update(
+            TaskWorkflow::inbox,
+            message,
+            WorkflowExecuteUpdateOptions::default(),
+        )
+        .await
+        .unwrap();
+        let view = temporal
+            .wait_for_task("t-long", WITHIN, answered(n + 1))
+            .await;
+        assert_eq!(view.last_answer, Some(format!("read message-{n}")));
+    }
+
+    let requests = model.requests();
+    let last = requests.last().unwrap();
+    let shown = text(last);
+    assert!(shown.contains("message-6 "), "the newest message is read");
+    assert!(!shown.contains("message-1 "), "the oldest was left out");
+    assert!(
+        shown.contains("oldest messages of this conversation to fit the model's context budget"),
+        "the model is told: {shown}"
+    );
+    // Within the budget, estimated as the worker estimates it (4 characters a token).
+    let sent: usize = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().map_or(0, |c| c.chars().count()))
+        .sum();
+    assert!(sent <= BUDGET_TOKENS * 4, "{sent} characters sent");
+    // The system prompt and the task section are never cut.
+    for request in &requests {
+        assert_eq!(request["messages"][0], requests[0]["messages"][0]);
+        assert!(text(request).contains("goal: Chat."));
+    }
+    // The task itself dropped what was left out: its last turn's input (in workflow history,
+    // and what continue-as-new would carry) no longer holds the oldest messages.
+    let inputs: Vec<Value> = temporal
+        .history("t-long")
+        .await
+        .into_iter()
+        .filter_map(|event| match event.attributes {
+            Some(Attributes::ActivityTaskScheduledEventAttributes(scheduled))
+                if scheduled.activity_type.as_ref()?.name == "invoke_model" =>
+            {
+                let payload = scheduled.input?.payloads.into_iter().next()?;
+                serde_json::from_slice(&payload.data).ok()
+            }
+            _ => None,
+        })
+        .collect();
+    let kept = inputs.last().unwrap();
+    assert!(kept["compacted"].as_u64().unwrap_or_default() > 0, "{kept}");
+    assert!(
+        !kept["history"].to_string().contains("message-1 "),
+        "{kept}"
     );
 }

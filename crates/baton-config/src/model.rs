@@ -18,9 +18,21 @@ pub struct ModelSettings {
     /// How long a model turn keeps retrying errors worth retrying (429, 5xx, timeouts, broken
     /// connections) before the task fails; default 5 minutes.
     pub retry_for: Duration,
+    /// The most tokens (estimated at 4 characters each) one turn sends: past it the oldest
+    /// history is left out, with a marker the model reads.
+    pub context_budget: usize,
 }
 
-const KEYS: [&str; 4] = ["base_url", "model", "timeout", "retry_for"];
+const KEYS: [&str; 5] = [
+    "base_url",
+    "model",
+    "timeout",
+    "retry_for",
+    "context_budget",
+];
+/// The default context budget, in tokens: well inside the windows of today's models.
+pub const DEFAULT_CONTEXT_BUDGET: usize = 100_000;
+const CONTEXT_BUDGET_RANGE: std::ops::RangeInclusive<usize> = 1_000..=10_000_000;
 /// The longest `retry_for`: the engine's own bound on a model turn is a little longer.
 pub const MAX_MODEL_RETRY_FOR: Duration = Duration::from_secs(3600);
 const DEFAULT_RETRY_FOR: Duration = Duration::from_secs(300);
@@ -58,12 +70,33 @@ pub(crate) fn read(
         .field("retry_for")
         .duration_up_to(Some((MAX_MODEL_RETRY_FOR, "1 hour")), errors)
         .unwrap_or(DEFAULT_RETRY_FOR);
+    let context_budget = read_context_budget(&section.field("context_budget"), errors);
     ModelSettings {
         base_url,
         model: model.to_owned(),
         api_key,
         timeout,
         retry_for,
+        context_budget,
+    }
+}
+
+/// `model.context_budget`: a number of tokens in [`CONTEXT_BUDGET_RANGE`].
+fn read_context_budget(field: &Field<'_>, errors: &mut Errors) -> usize {
+    let expected = format!(
+        "a number of tokens from {} to {}",
+        CONTEXT_BUDGET_RANGE.start(),
+        CONTEXT_BUDGET_RANGE.end()
+    );
+    let Some(number) = field.integer(&expected, errors) else {
+        return DEFAULT_CONTEXT_BUDGET;
+    };
+    match usize::try_from(number) {
+        Ok(tokens) if CONTEXT_BUDGET_RANGE.contains(&tokens) => tokens,
+        _ => {
+            field.fail(errors, format!("must be {expected} (got {number})"));
+            DEFAULT_CONTEXT_BUDGET
+        }
     }
 }
 
@@ -82,6 +115,25 @@ mod tests {
         assert_eq!(model.api_key, None);
         assert_eq!(model.timeout, Duration::from_secs(60));
         assert_eq!(model.retry_for, Duration::from_secs(300));
+        assert_eq!(model.context_budget, 100_000);
+    }
+
+    #[test]
+    fn the_context_budget_is_read_and_bounded() {
+        let model = parse("[model]\ncontext_budget = 8000").unwrap().model;
+        assert_eq!(model.context_budget, 8000);
+        for (value, got) in [("999", "999"), ("-5", "-5"), ("10000001", "10000001")] {
+            assert_only_error(
+                &format!("[model]\ncontext_budget = {value}"),
+                "model.context_budget",
+                &format!("must be a number of tokens from 1000 to 10000000 (got {got})"),
+            );
+        }
+        assert_only_error(
+            "[model]\ncontext_budget = \"big\"",
+            "model.context_budget",
+            "must be a number of tokens from 1000 to 10000000 (got a string)",
+        );
     }
 
     #[test]
@@ -198,7 +250,7 @@ mod tests {
         assert_only_error(
             "[model]\napi = \"responses\"",
             "model.api",
-            "unknown setting (allowed: base_url, model, timeout, retry_for)",
+            "unknown setting (allowed: base_url, model, timeout, retry_for, context_budget)",
         );
     }
 }

@@ -199,6 +199,7 @@ mod tests {
                     api_key: None,
                     timeout: Duration::from_secs(60),
                     retry_for: Duration::from_secs(300),
+                    context_budget: 100_000,
                 },
                 metrics: MetricsSettings::default(),
                 source: None,
@@ -364,6 +365,7 @@ bind = "0.0.0.0:9464"
                     api_key: Some(Secret::new("mk")),
                     timeout: Duration::from_secs(90),
                     retry_for: Duration::from_secs(300),
+                    context_budget: 100_000,
                 },
                 metrics: MetricsSettings {
                     bind: Some("0.0.0.0:9464".parse().unwrap()),

@@ -9,6 +9,7 @@ pub mod agent_card;
 pub mod brief;
 pub mod completion;
 pub mod context;
+pub mod context_budget;
 pub mod deadline;
 pub mod deployment_key;
 pub mod derived_id;
