@@ -14,7 +14,7 @@ use a2a::{Message, Part, PartContent, Role, StreamResponse, Task};
 use baton_a2a::snapshot::{after_event, message_text, of_status_update, of_task};
 use baton_a2a::{AgentError, RemoteAgent};
 use baton_core::display::one_line;
-use baton_core::extensions::ENVELOPE_MEDIA_TYPE;
+use baton_core::extensions::{DEADLINE_EXTENSION, ENVELOPE_MEDIA_TYPE};
 use baton_proto::{
     CancelContextIn, RemoteSnapshot, StartAgentTaskIn, StartAgentTaskOut, TaskState,
 };
@@ -27,13 +27,16 @@ use crate::heartbeat::heartbeating;
 /// agent that ignored a repeated `messageId`.
 const CONTEXT_PAGE: i32 = 20;
 
+/// Creates the task, for a delegation that may run `deadline_secs` seconds.
 pub async fn start_agent_task(
     ctx: &ActivityContext,
     agent: &RemoteAgent,
     input: &StartAgentTaskIn,
+    deadline_secs: u64,
 ) -> Result<StartAgentTaskOut, ActivityError> {
     let attempt = ctx.info().attempt;
-    let failure = match heartbeating(ctx, attempt_creation(agent, input, attempt)).await? {
+    let creation = attempt_creation(agent, input, deadline_secs, attempt);
+    let failure = match heartbeating(ctx, creation).await? {
         Ok(outcome) => return Ok(outcome),
         Err(failure) => failure,
     };
@@ -63,6 +66,7 @@ pub async fn start_agent_task(
 async fn attempt_creation(
     agent: &RemoteAgent,
     input: &StartAgentTaskIn,
+    deadline_secs: u64,
     attempt: u32,
 ) -> Result<StartAgentTaskOut, String> {
     if attempt > 1
@@ -80,7 +84,7 @@ async fn attempt_creation(
             deadline_secs: None,
         });
     }
-    create(agent, brief_message(agent, input)).await
+    create(agent, brief_message(agent, input, deadline_secs)).await
 }
 
 /// The task an earlier attempt created in `context_id`, if the agent can say. A lookup that
@@ -136,8 +140,9 @@ async fn adopt(
     Some(of_task(&adopted))
 }
 
-/// The brief: one text part and, when the card advertises the task extension, the envelope.
-fn brief_message(agent: &RemoteAgent, input: &StartAgentTaskIn) -> Message {
+/// The brief: one text part and, when the card advertises the task extension, the envelope;
+/// when it advertises the deadline extension, the delegation's deadline in its metadata.
+fn brief_message(agent: &RemoteAgent, input: &StartAgentTaskIn, deadline_secs: u64) -> Message {
     let mut parts = vec![Part::text(input.text.clone())];
     if let Some(envelope) = input
         .envelope
@@ -153,16 +158,29 @@ fn brief_message(agent: &RemoteAgent, input: &StartAgentTaskIn) -> Message {
             metadata: None,
         });
     }
+    let deadline = agent
+        .extensions()
+        .iter()
+        .any(|uri| uri == DEADLINE_EXTENSION)
+        .then(|| deadline_metadata(deadline_secs));
     Message {
         message_id: input.message_id.clone(),
         context_id: input.context_id.clone(),
         task_id: None,
         role: Role::User,
         parts,
-        metadata: None,
+        metadata: deadline,
         extensions: None,
         reference_task_ids: None,
     }
+}
+
+/// `{DEADLINE_EXTENSION: {"seconds": N}}`, as message metadata.
+fn deadline_metadata(seconds: u64) -> std::collections::HashMap<String, serde_json::Value> {
+    std::collections::HashMap::from([(
+        DEADLINE_EXTENSION.to_string(),
+        serde_json::json!({ "seconds": seconds }),
+    )])
 }
 
 /// How long the agent may keep a new task SUBMITTED before the stand-in takes over watching it.

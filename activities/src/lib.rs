@@ -168,11 +168,12 @@ impl BatonActivities {
             };
             return Ok(StartAgentTaskOut::Failed { reason });
         };
-        let created = create::start_agent_task(&ctx, &agent, &input).await?;
+        let deadline = delegation_deadline(agent.deadline(), input.deadline_secs);
+        let created = create::start_agent_task(&ctx, &agent, &input, deadline).await?;
         Ok(match created {
             StartAgentTaskOut::Started { task, .. } => StartAgentTaskOut::Started {
                 task,
-                deadline_secs: Some(delegation_deadline(agent.deadline(), input.deadline_secs)),
+                deadline_secs: Some(deadline),
             },
             other => other,
         })

@@ -164,6 +164,10 @@ pub struct TaskLimits {
     /// Seconds a conversation may wait for its next message before it completes; 0 waits for
     /// ever.
     pub idle_timeout_secs: u64,
+    /// Seconds the task may run before it fails "deadline exceeded": what its delegator gave
+    /// it (the deadline extension). None runs without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline_secs: Option<u64>,
 }
 
 /// How long a conversation waits for its next message by default: a week.
@@ -175,6 +179,7 @@ impl Default for TaskLimits {
             max_turns: 50,
             history_event_bound: 10_000,
             idle_timeout_secs: DEFAULT_IDLE_TIMEOUT_SECS,
+            deadline_secs: None,
         }
     }
 }
@@ -435,6 +440,9 @@ pub struct TaskCarry {
     /// How many of the oldest history items were left out for the context budget.
     #[serde(default)]
     pub compacted: u32,
+    /// When the task's own deadline passes, in milliseconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_at_ms: Option<u64>,
 }
 
 /// A participant's answer to a sub-task, on its way to the sub-task's stand-in.

@@ -36,6 +36,7 @@ from contextlib import aclosing
 
 import grpc
 import httpx
+from google.protobuf.json_format import MessageToDict
 import uvicorn
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
@@ -258,7 +259,12 @@ class ScriptedExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         text = context.get_user_input()
         self.stats.messages.append(
-            {"task_id": context.task_id, "text": text, "role": Role.Name(context.message.role)}
+            {
+                "task_id": context.task_id,
+                "text": text,
+                "role": Role.Name(context.message.role),
+                "metadata": MessageToDict(context.message.metadata),
+            }
         )
         parked = context.current_task
         # A reply may omit contextId, and the SDK then makes up a new one: use the task's.

@@ -300,7 +300,7 @@ async fn complete_answers_at_once_and_stats_record_the_call() {
     );
     assert_eq!(
         stats["messages"],
-        json!([{"task_id": id, "text": "hello", "role": "ROLE_USER"}])
+        json!([{"task_id": id, "text": "hello", "role": "ROLE_USER", "metadata": {}}])
     );
     assert_eq!(stats["participants"], json!(["baton"]));
     assert_eq!(stats["cancels"], json!([]));
@@ -353,7 +353,7 @@ async fn parks_until_a_reply(behaviour: &str, parked_state: &str, question: &str
     assert_eq!(texts.len(), 2, "{stats}");
     assert_eq!(
         texts[1],
-        &json!({"task_id": id, "text": "savings", "role": "ROLE_USER"})
+        &json!({"task_id": id, "text": "savings", "role": "ROLE_USER", "metadata": {}})
     );
 }
 

@@ -11,7 +11,9 @@ use baton_activities::BatonActivities;
 use baton_core::brief::{brief_envelope, brief_text};
 use baton_core::completion::{Completion, decide_completion};
 use baton_core::context::render_task_section;
-use baton_core::deadline::deadline_at_ms;
+use baton_core::deadline::{
+    deadline_at_ms, task_deadline_exceeded, time_left, within_task_deadline,
+};
 use baton_core::derived_id::{delegation_ids, reply_message_id};
 use baton_core::spawn_subtask::{SPAWN_SUBTASK, SpawnRequest, ToolError, validate_spawn};
 use baton_core::sub_task_reply::{
@@ -32,6 +34,7 @@ use baton_proto::{
     StartAgentTaskOut, SubTaskReply, SubTaskRow, TaskCarry, TaskEvent, TaskFailure, TaskInput,
     TaskMessage, TaskRef, TaskStart, TaskState, TaskView, ToolCallRecord,
 };
+use futures::FutureExt;
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
     ActivityExecutionError, ApplicationFailure, CancellableFuture, ChildWorkflowOptions,
@@ -39,7 +42,7 @@ use temporalio_sdk::{
     WorkflowContextView, WorkflowResult, WorkflowTermination,
 };
 use temporalio_workflow::{
-    SignalWorkflowOptions, WaitConditionOptions, WorkflowCancellationToken, select,
+    SignalWorkflowOptions, TimerOptions, WaitConditionOptions, WorkflowCancellationToken, select,
 };
 
 use crate::RemoteTaskWorkflow;
@@ -112,6 +115,8 @@ pub struct TaskWorkflow {
     replies_sent: u32,
     /// How many of the oldest history items turns left out for the context budget.
     compacted: u32,
+    /// When the deadline its delegator gave the task passes, in ms since the Unix epoch.
+    deadline_at_ms: Option<u64>,
 }
 
 #[workflow_methods]
@@ -153,6 +158,7 @@ impl TaskWorkflow {
             replies_out: Vec::new(),
             replies_sent: 0,
             compacted: 0,
+            deadline_at_ms: None,
         };
         if let Some(carry) = carry {
             workflow.state = carry.state;
@@ -172,6 +178,7 @@ impl TaskWorkflow {
             workflow.replies_out = carry.replies_out;
             workflow.replies_sent = carry.replies_sent;
             workflow.compacted = carry.compacted;
+            workflow.deadline_at_ms = carry.deadline_at_ms;
         }
         workflow
     }
@@ -189,78 +196,47 @@ impl TaskWorkflow {
         if ctx.state(|s| s.log.next_seq() == 0) {
             set_state(ctx, TaskState::Submitted, None);
         }
-        loop {
-            forward_participant_answers(ctx).await;
-            deliver_pushes(ctx).await;
-            record_delegation_ends(ctx).await;
-            if cancel_requested(ctx) {
-                return cancel_everything(ctx).await;
+        let now = ctx.workflow_time();
+        ctx.state_mut(|s| {
+            if s.deadline_at_ms.is_none() {
+                s.deadline_at_ms = s
+                    .input
+                    .limits
+                    .deadline_secs
+                    .zip(now)
+                    .map(|(secs, now)| deadline_at_ms(now, secs));
             }
-            if should_continue_as_new(ctx) {
-                let next = ctx.state(TaskWorkflow::carry);
-                let size = serde_json::to_vec(&next).map_or(usize::MAX, |bytes| bytes.len());
-                if let Some(reason) =
-                    payload_too_large("what the task carries into its next run", size)
-                {
-                    return finish(ctx, TaskState::Failed, Some(reason)).await;
-                }
-                match ctx.continue_as_new(TaskStart::from(next), ContinueAsNewOptions::default())? {}
-            }
-            if ctx.state(TaskWorkflow::awaits_next_message) {
-                // Parked after an answer: the next participant message (or a cancel) wakes it;
-                // a conversation left idle for its idle timeout ends with its last answer.
-                match wait_for_next_message(ctx).await {
-                    Parked::Woken => {}
-                    Parked::Interrupted => continue,
-                    Parked::Idle => {
-                        let answer = ctx.state(|s| s.last_answer.clone());
-                        return finish(ctx, TaskState::Completed, answer).await;
-                    }
-                }
-            }
-            let per_message = ctx.patched(TURNS_PER_MESSAGE_PATCH);
-            if ctx.state(|s| s.turn_limit_reached(per_message)) {
-                return finish(ctx, TaskState::Failed, Some("turn limit reached".into())).await;
-            }
-
-            let Some(turn) = model_turn(ctx).await? else {
-                continue; // cancelled while the model was thinking
-            };
-            let answered_without_tools = turn.tool_calls.is_empty();
-            for call in &turn.tool_calls {
-                let content = run_tool_call(ctx, call, &turn.agents).await;
-                ctx.state_mut(|s| {
-                    s.history.push(HistoryItem::ToolResult {
-                        call_id: call.id.clone(),
-                        content,
-                    })
-                });
-            }
-
-            let decision = ctx.state(|s| {
-                decide_completion(
-                    answered_without_tools,
-                    &s.sub_tasks,
-                    s.pending_notes.len(),
-                    s.unread_messages,
+        });
+        let Some(left) = task_deadline_left(ctx) else {
+            return take_turns(ctx).await;
+        };
+        {
+            // The delegator's deadline races the whole task: past it the task fails, and its
+            // open sub-tasks are cancelled, wherever it was.
+            let mut turns_ctx = ctx.clone();
+            let mut turns = std::pin::pin!(take_turns(&mut turns_ctx).fuse());
+            let timer_token = WorkflowCancellationToken::new();
+            let mut deadline = std::pin::pin!(
+                ctx.timer(
+                    TimerOptions::builder(left)
+                        .cancellation_token(timer_token.clone())
+                        .build()
                 )
-            });
-            match decision {
-                Completion::TakeTurn => {}
-                Completion::WaitForSubTasks => wait_for_sub_tasks(ctx).await,
-                Completion::Complete => {
-                    if ctx.state(|s| s.input.lifecycle) == Lifecycle::Delegated {
-                        let answer = ctx.state(|s| s.last_answer.clone());
-                        return finish(ctx, TaskState::Completed, answer).await;
-                    }
-                    set_sub_state(
-                        ctx,
-                        TaskState::InputRequired,
-                        Some(AWAITING_NEXT_MESSAGE.into()),
-                    );
+            );
+            select! {
+                result = turns.as_mut() => {
+                    timer_token.cancel();
+                    return result;
                 }
+                _ = deadline.as_mut() => {}
+            };
+            if ctx.state(|s| s.state.is_terminal()) {
+                // It was already ending: let it end as it was.
+                return turns.await;
             }
         }
+        let secs = ctx.state(|s| s.input.limits.deadline_secs.unwrap_or_default());
+        finish(ctx, TaskState::Failed, Some(task_deadline_exceeded(secs))).await
     }
 
     /// A stand-in heard a change on its remote task.
@@ -600,6 +576,7 @@ impl TaskWorkflow {
                 replies_out: self.replies_out.clone(),
                 replies_sent: self.replies_sent,
                 compacted: self.compacted,
+                deadline_at_ms: self.deadline_at_ms,
             }),
             ..self.input.clone()
         }
@@ -622,6 +599,87 @@ fn earlier_item(message: &TaskMessage) -> HistoryItem {
             text: Some(message.text.clone()),
             tool_calls: Vec::new(),
         },
+    }
+}
+
+/// The time left before the task's own deadline; none for a task without one.
+fn task_deadline_left(ctx: &WorkflowContext<TaskWorkflow>) -> Option<std::time::Duration> {
+    let at = ctx.state(|s| s.deadline_at_ms)?;
+    Some(time_left(at, ctx.workflow_time()?))
+}
+
+/// The turn loop, until the task ends or continues as new.
+async fn take_turns(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowResult<TaskView> {
+    loop {
+        forward_participant_answers(ctx).await;
+        deliver_pushes(ctx).await;
+        record_delegation_ends(ctx).await;
+        if cancel_requested(ctx) {
+            return cancel_everything(ctx).await;
+        }
+        if should_continue_as_new(ctx) {
+            let next = ctx.state(TaskWorkflow::carry);
+            let size = serde_json::to_vec(&next).map_or(usize::MAX, |bytes| bytes.len());
+            if let Some(reason) = payload_too_large("what the task carries into its next run", size)
+            {
+                return finish(ctx, TaskState::Failed, Some(reason)).await;
+            }
+            match ctx.continue_as_new(TaskStart::from(next), ContinueAsNewOptions::default())? {}
+        }
+        if ctx.state(TaskWorkflow::awaits_next_message) {
+            // Parked after an answer: the next participant message (or a cancel) wakes it;
+            // a conversation left idle for its idle timeout ends with its last answer.
+            match wait_for_next_message(ctx).await {
+                Parked::Woken => {}
+                Parked::Interrupted => continue,
+                Parked::Idle => {
+                    let answer = ctx.state(|s| s.last_answer.clone());
+                    return finish(ctx, TaskState::Completed, answer).await;
+                }
+            }
+        }
+        let per_message = ctx.patched(TURNS_PER_MESSAGE_PATCH);
+        if ctx.state(|s| s.turn_limit_reached(per_message)) {
+            return finish(ctx, TaskState::Failed, Some("turn limit reached".into())).await;
+        }
+
+        let Some(turn) = model_turn(ctx).await? else {
+            continue; // cancelled while the model was thinking
+        };
+        let answered_without_tools = turn.tool_calls.is_empty();
+        for call in &turn.tool_calls {
+            let content = run_tool_call(ctx, call, &turn.agents).await;
+            ctx.state_mut(|s| {
+                s.history.push(HistoryItem::ToolResult {
+                    call_id: call.id.clone(),
+                    content,
+                })
+            });
+        }
+
+        let decision = ctx.state(|s| {
+            decide_completion(
+                answered_without_tools,
+                &s.sub_tasks,
+                s.pending_notes.len(),
+                s.unread_messages,
+            )
+        });
+        match decision {
+            Completion::TakeTurn => {}
+            Completion::WaitForSubTasks => wait_for_sub_tasks(ctx).await,
+            Completion::Complete => {
+                if ctx.state(|s| s.input.lifecycle) == Lifecycle::Delegated {
+                    let answer = ctx.state(|s| s.last_answer.clone());
+                    return finish(ctx, TaskState::Completed, answer).await;
+                }
+                set_sub_state(
+                    ctx,
+                    TaskState::InputRequired,
+                    Some(AWAITING_NEXT_MESSAGE.into()),
+                );
+            }
+        }
     }
 }
 
@@ -1033,6 +1091,8 @@ fn relay_authorisation_requests(ctx: &WorkflowContext<TaskWorkflow>) {
 async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest) -> String {
     let parent_id = ctx.workflow_id().to_string();
     let first_run_id = ctx.info().first_execution_run_id().to_string();
+    // A task with a deadline of its own gives its sub-tasks no more than it has left.
+    let deadline_secs = within_task_deadline(request.deadline_secs, task_deadline_left(ctx));
     let (stand_in_id, brief) = ctx.state_mut(|s| {
         let stand_in_id = format!("{parent_id}.{}", s.sub_tasks.len() + 1);
         let ids = delegation_ids(&first_run_id, &stand_in_id);
@@ -1062,7 +1122,7 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
                 &request.acceptance_criteria,
             ),
             envelope: Some(brief_envelope(&request, &s.input, parent_ref)),
-            deadline_secs: request.deadline_secs,
+            deadline_secs,
         };
         (stand_in_id, brief)
     });

@@ -553,3 +553,58 @@ async fn an_authorisation_request_is_relayed_to_the_participants_who_answer_thro
         );
     }
 }
+
+#[tokio::test]
+async fn the_deadline_goes_to_an_agent_that_advertises_the_deadline_extension_and_to_no_other() {
+    let temporal = TestTemporal::start().await;
+    let knowing = PythonPeer::start(&[
+        "--behaviour",
+        "complete",
+        "--extension",
+        baton_core::extensions::DEADLINE_EXTENSION,
+    ])
+    .await;
+    let plain = PythonPeer::start(&["--behaviour", "complete"]).await;
+    let model = FakeModel::responding(|request| {
+        let text = all_text(request);
+        if text.matches("is COMPLETED").count() >= 2 {
+            reply("Both done.")
+        } else if text.contains("started on") {
+            reply("Waiting.")
+        } else {
+            Scripted::Reply(ModelResponseSpec {
+                text: None,
+                tool_calls: vec![
+                    (
+                        "spawn_subtask".into(),
+                        json!({"name": "a", "goal": "g", "agent": "knowing", "deadline_seconds": 600}),
+                    ),
+                    (
+                        "spawn_subtask".into(),
+                        json!({"name": "b", "goal": "g", "agent": "plain", "deadline_seconds": 600}),
+                    ),
+                ],
+            })
+        }
+    })
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url())
+        .agent("knowing", &knowing.url(), "")
+        .agent("plain", &plain.url(), "");
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-time", task_input("time", "Do both."))
+        .await;
+    let view = temporal
+        .wait_for_task("t-time", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+
+    // The a2a-sdk keeps metadata as a protobuf Struct, whose numbers are all doubles.
+    let brief = |stats: &Value| stats["messages"][0]["metadata"].clone();
+    assert_eq!(
+        brief(&knowing.stats().await),
+        json!({baton_core::extensions::DEADLINE_EXTENSION: {"seconds": 600.0}})
+    );
+    assert_eq!(brief(&plain.stats().await), json!({}));
+}

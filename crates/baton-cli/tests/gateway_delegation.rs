@@ -428,3 +428,51 @@ async fn strangers_cannot_set_server_fields_or_name_others_and_nothing_is_create
     );
     assert_eq!(task_count(&temporal).await, 1);
 }
+
+#[tokio::test]
+async fn a_task_ends_failed_when_the_deadline_its_delegator_gave_it_passes() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![Scripted::Hang]).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let deadline = baton_core::extensions::DEADLINE_EXTENSION;
+    let sent = rpc(
+        url.trim_end_matches('/'),
+        "desk",
+        "SendMessage",
+        json!({"message": {"messageId": "m-late", "role": "ROLE_USER",
+            "parts": [{"text": "Take your time."}], "metadata": {deadline: {"seconds": 2}}},
+            "configuration": {"returnImmediately": true}}),
+        Some(deadline),
+    )
+    .await;
+    let task_id = sent["result"]["task"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{sent}"))
+        .to_string();
+    // The model never answers; the task's own deadline ends it all the same.
+    let view = temporal
+        .wait_for_task(&task_id, WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Failed, "{view:#?}");
+    assert_eq!(
+        view.status_message.as_deref(),
+        Some(
+            "deadline exceeded: the task was still running after 2s, the time its delegator gave it"
+        )
+    );
+
+    // A deadline that is not one is refused before anything is created.
+    let refused = rpc(
+        url.trim_end_matches('/'),
+        "desk",
+        "SendMessage",
+        json!({"message": {"messageId": "m-bad", "role": "ROLE_USER",
+            "parts": [{"text": "x"}], "metadata": {deadline: {"seconds": "soon"}}}}),
+        None,
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(task_count(&temporal).await, 1);
+}

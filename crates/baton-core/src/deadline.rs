@@ -28,6 +28,26 @@ pub fn deadline_exceeded(secs: u64) -> String {
     )
 }
 
+/// The longest deadline a delegator may give a task: the longest `agents[].deadline`.
+pub const MAX_TASK_DEADLINE_SECS: u64 = 720 * 3600;
+
+/// Why a task its delegator gave `secs` seconds ended FAILED.
+pub fn task_deadline_exceeded(secs: u64) -> String {
+    format!(
+        "deadline exceeded: the task was still running after {}, the time its delegator gave it",
+        in_words(secs)
+    )
+}
+
+/// A delegation's deadline, in seconds, within what is left of its task's own, if it has one.
+pub fn within_task_deadline(asked: Option<u64>, task_left: Option<Duration>) -> Option<u64> {
+    let Some(left) = task_left else {
+        return asked;
+    };
+    let left = left.as_secs().max(1);
+    Some(asked.map_or(left, |asked| asked.min(left)))
+}
+
 fn unix_ms(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH).map_or(0, |since| {
         u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
@@ -49,6 +69,21 @@ fn in_words(secs: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_delegation_gets_no_more_than_its_task_has_left() {
+        assert_eq!(within_task_deadline(None, None), None);
+        assert_eq!(within_task_deadline(Some(600), None), Some(600));
+        let left = Some(Duration::from_secs(90));
+        assert_eq!(within_task_deadline(None, left), Some(90));
+        assert_eq!(within_task_deadline(Some(600), left), Some(90));
+        assert_eq!(within_task_deadline(Some(30), left), Some(30));
+        assert_eq!(within_task_deadline(None, Some(Duration::ZERO)), Some(1));
+        assert_eq!(
+            task_deadline_exceeded(90),
+            "deadline exceeded: the task was still running after 1m30s, the time its delegator gave it"
+        );
+    }
 
     #[test]
     fn the_model_may_ask_for_less_than_the_agents_deadline_never_more() {

@@ -2,14 +2,15 @@
 //! rule for the fields only a trusted creator may set.
 
 use a2a::{A2AError, Message, PartContent};
-use baton_core::extensions::ENVELOPE_MEDIA_TYPE;
+use baton_core::deadline::MAX_TASK_DEADLINE_SECS;
+use baton_core::extensions::{DEADLINE_EXTENSION, ENVELOPE_MEDIA_TYPE};
 use baton_core::sub_task_reply::SUB_TASK_ID_METADATA;
 use baton_proto::envelope::AcceptanceCriterion;
 
 use crate::identity::{Caller, CallerKind};
 use baton_proto::{
     InboxMessage, Lifecycle, Participant, ParticipantKind, ParticipantRole, TaskEnvelope,
-    TaskEnvelopePayload, TaskInput, TaskRef,
+    TaskEnvelopePayload, TaskInput, TaskLimits, TaskRef,
 };
 
 /// Who may brief a new task fully (lifecycle, model, reasoning effort, other participants).
@@ -122,6 +123,7 @@ pub fn new_task(
     }
     let text = text_of(message);
     let brief = envelope_of(message)?.unwrap_or_default();
+    let deadline_secs = deadline_of(message)?;
     if !trusted {
         let controlled: Vec<&str> = [
             ("lifecycle", brief.lifecycle.is_some()),
@@ -181,7 +183,10 @@ pub fn new_task(
             .flatten()
             .map(TaskRef::from)
             .collect(),
-        limits: Default::default(),
+        limits: TaskLimits {
+            deadline_secs,
+            ..TaskLimits::default()
+        },
         context_id: Some(context_id.to_string()),
         earlier: Vec::new(),
         carry: None,
@@ -203,6 +208,32 @@ pub fn follow_up(sender: &str, message: &Message) -> Result<InboxMessage, A2AErr
         sub_task_id: sub_task_of(message)?,
         ..inbox_message(sender, message)
     })
+}
+
+/// The deadline a delegator gave the task with the deadline extension, in seconds: a whole
+/// number of at least 1, cut to [`MAX_TASK_DEADLINE_SECS`]; none when the brief names none.
+/// `600.0` is a whole number too: a protobuf-based peer's metadata (a `Struct`) holds every
+/// number as a double.
+fn deadline_of(message: &Message) -> Result<Option<u64>, A2AError> {
+    let Some(value) = message
+        .metadata
+        .as_ref()
+        .and_then(|metadata| metadata.get(DEADLINE_EXTENSION))
+    else {
+        return Ok(None);
+    };
+    let seconds = value
+        .get("seconds")
+        .and_then(serde_json::Value::as_f64)
+        .filter(|seconds| *seconds >= 1.0 && seconds.fract() == 0.0);
+    match seconds {
+        // `as` saturates: a deadline past u64 is cut like any other long one.
+        Some(seconds) => Ok(Some((seconds as u64).min(MAX_TASK_DEADLINE_SECS))),
+        _ => Err(A2AError::invalid_params(format!(
+            "metadata {DEADLINE_EXTENSION} must be {{\"seconds\": N}} with N a whole number of at \
+             least 1; it is {value}"
+        ))),
+    }
 }
 
 /// The sub-task a message answers, by its metadata: a string id, or nothing.
@@ -362,5 +393,67 @@ mod tests {
             "{}",
             refused.message
         );
+    }
+
+    #[test]
+    fn a_deadline_a_delegator_gives_becomes_the_tasks_and_a_bad_one_is_refused() {
+        let input = new_task(
+            "alice",
+            &with_metadata(json!({DEADLINE_EXTENSION: {"seconds": 90}})),
+            "ctx",
+            false,
+            Lifecycle::Delegated,
+        )
+        .unwrap();
+        assert_eq!(input.limits.deadline_secs, Some(90));
+        let long = new_task(
+            "alice",
+            &with_metadata(json!({DEADLINE_EXTENSION: {"seconds": u64::MAX}})),
+            "ctx",
+            false,
+            Lifecycle::Delegated,
+        )
+        .unwrap();
+        assert_eq!(long.limits.deadline_secs, Some(MAX_TASK_DEADLINE_SECS));
+        let none = new_task(
+            "alice",
+            &with_metadata(json!({})),
+            "ctx",
+            false,
+            Lifecycle::Delegated,
+        );
+        assert_eq!(none.unwrap().limits.deadline_secs, None);
+        let from_protobuf = new_task(
+            "alice",
+            &with_metadata(json!({DEADLINE_EXTENSION: {"seconds": 600.0}})),
+            "ctx",
+            false,
+            Lifecycle::Delegated,
+        )
+        .unwrap();
+        assert_eq!(from_protobuf.limits.deadline_secs, Some(600));
+        for bad in [
+            json!(90),
+            json!({"seconds": 0}),
+            json!({"seconds": -1}),
+            json!({"seconds": 1.5}),
+            json!({"seconds": "90"}),
+            json!({}),
+        ] {
+            let refused = new_task(
+                "alice",
+                &with_metadata(json!({DEADLINE_EXTENSION: bad})),
+                "ctx",
+                false,
+                Lifecycle::Delegated,
+            )
+            .unwrap_err();
+            assert_eq!(refused.code, a2a::error_code::INVALID_PARAMS, "{bad}");
+            assert!(
+                refused.message.contains(DEADLINE_EXTENSION),
+                "{}",
+                refused.message
+            );
+        }
     }
 }
