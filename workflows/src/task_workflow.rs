@@ -430,7 +430,7 @@ impl TaskWorkflow {
         Some(row)
     }
 
-    /// The id of the next answer to the sub-task `stand_in_id`.
+    /// The next answer to the sub-task `stand_in_id`, numbered for its message id.
     fn next_reply(&mut self, first_run_id: &str, stand_in_id: &str, text: String) -> SubTaskReply {
         self.replies_sent += 1;
         SubTaskReply {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use baton_proto::{InboxMessage, TaskState};
 use baton_tests::PythonPeer;
-use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
+use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, a2a_rpc, task_input};
 use baton_tests::fake_model::{FakeModel, ModelResponseSpec, Scripted, call, reply};
 use baton_tests::metrics::{sample, scrape};
 use baton_workflows::TaskWorkflow;
@@ -607,4 +607,104 @@ async fn the_deadline_goes_to_an_agent_that_advertises_the_deadline_extension_an
         json!({baton_core::extensions::DEADLINE_EXTENSION: {"seconds": 600.0}})
     );
     assert_eq!(brief(&plain.stats().await), json!({}));
+}
+
+#[tokio::test]
+async fn a_participant_answers_a_sub_task_over_a2a_through_the_parent_task() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "park"]).await;
+    let model = FakeModel::responding(|request| {
+        let text = all_text(request);
+        if text.contains("is COMPLETED: answered: the savings account") {
+            reply("Done with the savings account.")
+        } else if text.contains("started on") {
+            reply("The ledger asks which account; waiting.")
+        } else {
+            call(
+                "spawn_subtask",
+                json!({"name": "balance", "goal": "g", "agent": "ledger"}),
+            )
+        }
+    })
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url())
+        .with_push_receiver()
+        .agent("ledger", &peer.url(), "updates = \"follow\"");
+    let rpc = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let message = |id: &str, text: &str, extra: Value| {
+        let mut message = json!({"messageId": id, "role": "ROLE_USER", "parts": [{"text": text}]});
+        message
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        json!({"message": message, "configuration": {"returnImmediately": true}})
+    };
+    let sent = a2a_rpc(
+        &rpc,
+        "SendMessage",
+        message("m-1", "Check the books.", json!({})),
+        Some("alice"),
+    )
+    .await;
+    let task_id = sent["result"]["task"]["id"].as_str().unwrap().to_string();
+    let asking = temporal
+        .wait_for_task(&task_id, WITHIN, |v| {
+            v.sub_tasks
+                .first()
+                .is_some_and(|r| r.state == TaskState::InputRequired)
+                && v.turns >= 2
+        })
+        .await;
+    let sub_task = asking.sub_tasks[0].workflow_id.clone();
+
+    // A sub-task that does not exist is refused as bad params, and nothing changes.
+    let refused = a2a_rpc(
+        &rpc,
+        "SendMessage",
+        message(
+            "m-2",
+            "the savings account",
+            json!({"taskId": task_id, "metadata": {"baton.subTaskId": "no-such"}}),
+        ),
+        Some("alice"),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no sub-task has the id"),
+        "{refused}"
+    );
+
+    let answered = a2a_rpc(
+        &rpc,
+        "SendMessage",
+        message(
+            "m-3",
+            "the savings account",
+            json!({"taskId": task_id, "metadata": {"baton.subTaskId": sub_task}}),
+        ),
+        Some("alice"),
+    )
+    .await;
+    assert!(answered.get("error").is_none(), "{answered}");
+    let view = temporal
+        .wait_for_task(&task_id, WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    assert_eq!(
+        view.last_answer.as_deref(),
+        Some("Done with the savings account.")
+    );
+    let stats = peer.stats().await;
+    let texts: Vec<&str> = stats["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["text"].as_str())
+        .collect();
+    assert_eq!(texts.last(), Some(&"the savings account"), "{stats}");
 }
