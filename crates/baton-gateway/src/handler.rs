@@ -256,7 +256,13 @@ impl TemporalHandler {
             Lifecycle::Delegated
         };
         let mut input = new_task(&sender, message, &context_id, trusted, unbriefed)?;
-        if message.context_id.as_deref().is_some_and(|c| !c.is_empty()) {
+        // A caller that converses goes on with the same task; one whose tasks end goes on with
+        // a new task in the same context, found by the context's search attribute (a lookup
+        // without it would read every task of the queue).
+        let continues_a_context = unbriefed == Lifecycle::Delegated
+            && self.config.search_attributes
+            && message.context_id.as_deref().is_some_and(|c| !c.is_empty());
+        if continues_a_context {
             input.earlier = self.earlier_in_context(params, &context_id).await;
         }
         let mut inbox = inbox_message(&sender, message);
