@@ -41,21 +41,39 @@ pub fn venv_program(name: &str) -> PathBuf {
     program
 }
 
+/// The ports test servers are given: below the kernel's ephemeral range (32768–60999 on
+/// Linux), so a port a test lets go of (a worker it kills to start again on the same port) is
+/// never taken meanwhile by some process's outgoing connection.
+const TEST_PORTS: std::ops::Range<u16> = 20_000..32_000;
+
 /// A port on 127.0.0.1 that was free a moment ago.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("binding an ephemeral port on 127.0.0.1")
-        .port()
+    free_ports::<1>()[0]
 }
 
 /// `N` distinct ports on 127.0.0.1 that were free a moment ago: all are held until all are
 /// chosen, so two calls cannot hand out the same port.
 pub fn free_ports<const N: usize>() -> [u16; N] {
-    let held: Vec<std::net::TcpListener> = (0..N)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("binding an ephemeral port"))
-        .collect();
+    let held: Vec<std::net::TcpListener> = (0..N).map(|_| bind_test_port()).collect();
     std::array::from_fn(|i| held[i].local_addr().expect("a bound port").port())
+}
+
+/// A listener on a free port of [`TEST_PORTS`]. Processes start from different places (their
+/// pid) and each call moves on, so tests running side by side rarely try the same port.
+fn bind_test_port() -> std::net::TcpListener {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let span = u32::from(TEST_PORTS.end - TEST_PORTS.start);
+    let start = std::process::id().wrapping_mul(2_654_435_761);
+    for _ in 0..span {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let offset = start.wrapping_add(n.wrapping_mul(7_919)) % span;
+        let port = TEST_PORTS.start + offset as u16;
+        if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port)) {
+            return listener;
+        }
+    }
+    panic!("no free port on 127.0.0.1 in {TEST_PORTS:?}");
 }
 
 /// Whether a process with this id still exists (zombies included until reaped).

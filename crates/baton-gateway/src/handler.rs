@@ -112,7 +112,7 @@ impl TemporalHandler {
     }
 
     /// The conversation a new task in `context_id` continues: that of the caller's newest task
-    /// there, bounded. None when the context holds no task of the caller's; a lookup that
+    /// there, bounded. Empty when the context holds no task of the caller's; a lookup that
     /// fails is logged, and the task starts afresh.
     async fn earlier_in_context(
         &self,
