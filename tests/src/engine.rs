@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use baton_cli::temporal::EmbeddedServer;
 use baton_config::Settings;
-use baton_proto::{TaskInput, TaskView};
+use baton_proto::{InboxMessage, InboxReceipt, TaskInput, TaskView};
 use baton_workflows::TaskWorkflow;
+use temporalio_client::errors::WorkflowUpdateError;
 use temporalio_client::{
-    Client, ClientOptions, UntypedWorkflow, WorkflowFetchHistoryOptions, WorkflowQueryOptions,
-    WorkflowStartOptions,
+    Client, ClientOptions, UntypedWorkflow, WorkflowExecuteUpdateOptions,
+    WorkflowFetchHistoryOptions, WorkflowQueryOptions, WorkflowStartOptions,
 };
 use temporalio_common::payload_visitor::{
     AsyncPayloadVisitor, PayloadField, PayloadFieldData, PayloadVisitable,
@@ -105,6 +106,23 @@ impl TestTemporal {
             .into_events()
             .await
             .expect("fetching the workflow history")
+    }
+
+    /// A participant's message to task `task_id`, as the gateway delivers it: the `inbox`
+    /// update, whose validator may refuse it.
+    pub async fn send_inbox(
+        &self,
+        task_id: &str,
+        message: InboxMessage,
+    ) -> Result<InboxReceipt, WorkflowUpdateError> {
+        self.client
+            .get_workflow_handle::<TaskWorkflow>(task_id)
+            .execute_update(
+                TaskWorkflow::inbox,
+                message,
+                WorkflowExecuteUpdateOptions::default(),
+            )
+            .await
     }
 
     /// The `task` query of a TaskWorkflow.

@@ -9,9 +9,7 @@ use baton_tests::PythonPeer;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, a2a_rpc, task_input};
 use baton_tests::fake_model::{FakeModel, ModelResponseSpec, Scripted, call, reply};
 use baton_tests::metrics::{sample, scrape};
-use baton_workflows::TaskWorkflow;
 use serde_json::{Value, json};
-use temporalio_client::WorkflowExecuteUpdateOptions;
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 
 const WITHIN: Duration = Duration::from_secs(60);
@@ -508,28 +506,21 @@ async fn an_authorisation_request_is_relayed_to_the_participants_who_answer_thro
     );
 
     // An answer for a sub-task that does not exist, or is not waiting, is refused whole.
-    let task = temporal
-        .client
-        .get_workflow_handle::<TaskWorkflow>("t-auth");
-    let refused = task
-        .execute_update(
-            TaskWorkflow::inbox,
-            answer_for("t-auth.9", "m-wrong", "x"),
-            WorkflowExecuteUpdateOptions::default(),
-        )
+    let refused = temporal
+        .send_inbox("t-auth", answer_for("t-auth.9", "m-wrong", "x"))
         .await
         .unwrap_err()
         .to_string();
     assert!(refused.contains("no sub-task has the id"), "{refused}");
 
     // Alice answers through the parent; the answer goes to the agent, never to the model.
-    task.execute_update(
-        TaskWorkflow::inbox,
-        answer_for("t-auth.1", "m-sign-in", "signed in: token-123"),
-        WorkflowExecuteUpdateOptions::default(),
-    )
-    .await
-    .unwrap();
+    temporal
+        .send_inbox(
+            "t-auth",
+            answer_for("t-auth.1", "m-sign-in", "signed in: token-123"),
+        )
+        .await
+        .unwrap();
     let view = temporal
         .wait_for_task("t-auth", WITHIN, |v| v.state.is_terminal())
         .await;

@@ -645,8 +645,6 @@ async fn an_unreadable_input_fails_the_task_at_once_with_the_reason() {
 #[tokio::test]
 async fn a_long_conversation_leaves_out_its_oldest_turns_and_keeps_answering() {
     use baton_proto::InboxMessage;
-    use baton_workflows::TaskWorkflow;
-    use temporalio_client::WorkflowExecuteUpdateOptions;
 
     const BUDGET_TOKENS: usize = 3000;
     let temporal = TestTemporal::start().await;
@@ -678,9 +676,6 @@ async fn a_long_conversation_leaves_out_its_oldest_turns_and_keeps_answering() {
         move |v: &baton_proto::TaskView| v.turns == turns && v.state == TaskState::InputRequired
     };
     temporal.wait_for_task("t-long", WITHIN, answered(1)).await;
-    let task = temporal
-        .client
-        .get_workflow_handle::<TaskWorkflow>("t-long");
     let filler = "x".repeat(2400);
     for n in 1..=6u32 {
         let message = InboxMessage {
@@ -690,13 +685,7 @@ async fn a_long_conversation_leaves_out_its_oldest_turns_and_keeps_answering() {
             push_config: None,
             sub_task_id: None,
         };
-        task.execute_update(
-            TaskWorkflow::inbox,
-            message,
-            WorkflowExecuteUpdateOptions::default(),
-        )
-        .await
-        .unwrap();
+        temporal.send_inbox("t-long", message).await.unwrap();
         let view = temporal
             .wait_for_task("t-long", WITHIN, answered(n + 1))
             .await;
