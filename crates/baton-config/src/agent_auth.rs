@@ -148,7 +148,7 @@ fn is_loopback_http(url: &Url) -> bool {
     url.scheme() == "http" && matches!(url.host_str(), Some("127.0.0.1" | "[::1]" | "localhost"))
 }
 
-fn read_secret(
+pub(crate) fn read_secret(
     field: &Field<'_>,
     env: &dyn Fn(&str) -> Option<String>,
     errors: &mut Errors,

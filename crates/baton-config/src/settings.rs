@@ -6,6 +6,7 @@ use crate::agent::{self, AgentSettings};
 use crate::agents::{self, RemoteAgentSpec};
 use crate::card::{self, CardSettings};
 use crate::error::{ConfigError, Errors};
+use crate::mcp::{self, McpServerSpec};
 use crate::metrics::{self, MetricsSettings};
 use crate::model::{self, ModelSettings};
 use crate::server::{self, ServerSettings};
@@ -17,6 +18,7 @@ use crate::walk::Section;
 pub struct Settings {
     pub agent: AgentSettings,
     pub agents: Vec<RemoteAgentSpec>,
+    pub mcp: Vec<McpServerSpec>,
     pub server: ServerSettings,
     pub card: CardSettings,
     pub temporal: TemporalSettings,
@@ -26,8 +28,8 @@ pub struct Settings {
     pub source: Option<PathBuf>,
 }
 
-const SECTIONS: [&str; 7] = [
-    "agent", "agents", "server", "card", "temporal", "model", "metrics",
+const SECTIONS: [&str; 8] = [
+    "agent", "agents", "mcp", "server", "card", "temporal", "model", "metrics",
 ];
 
 /// How errors name the text given to [`Settings::parse`].
@@ -78,6 +80,7 @@ fn read(
     root.refuse_unknown(&SECTIONS, &mut errors);
     let agent = agent::read(root.field("agent"), &mut errors);
     let agents = agents::read(root.field("agents"), env, &mut errors);
+    let mcp = mcp::read(root.field("mcp"), base_dir, env, &mut errors);
     let server = server::read(root.field("server"), env, &mut errors);
     refuse_own_id_grants(&server, &agent.id, &mut errors);
     let card = card::read(root.field("card"), &mut errors);
@@ -94,6 +97,7 @@ fn read(
     Ok(Settings {
         agent,
         agents,
+        mcp,
         server,
         card,
         temporal,
@@ -160,6 +164,7 @@ mod tests {
             Settings {
                 agent: AgentSettings { id: "baton".into() },
                 agents: vec![],
+                mcp: vec![],
                 server: ServerSettings {
                     bind: "127.0.0.1:8080".parse().unwrap(),
                     base_url: None,
@@ -315,6 +320,7 @@ bind = "0.0.0.0:9464"
                         auth: None,
                     },
                 ],
+                mcp: vec![],
                 server: ServerSettings {
                     bind: "0.0.0.0:9000".parse::<SocketAddr>().unwrap(),
                     base_url: Some(Url::parse("https://desk.example.com").unwrap()),
@@ -380,12 +386,12 @@ bind = "0.0.0.0:9464"
         assert_only_error(
             "colour = \"red\"",
             "colour",
-            "unknown setting (allowed: agent, agents, server, card, temporal, model, metrics)",
+            "unknown setting (allowed: agent, agents, mcp, server, card, temporal, model, metrics)",
         );
         assert_only_error(
             "[openai]\nmodel = \"gpt-4.1\"",
             "openai",
-            "unknown setting (allowed: agent, agents, server, card, temporal, model, metrics)",
+            "unknown setting (allowed: agent, agents, mcp, server, card, temporal, model, metrics)",
         );
     }
 

@@ -9,7 +9,7 @@ use baton_config::Settings;
 
 /// For each key table of the reference, in order: a TOML document that puts `{key}` in that
 /// table. The last table of the page lists environment variables, not keys.
-const PROBES: [(&str, &str); 13] = [
+const PROBES: [(&str, &str); 14] = [
     ("[agent]", "[agent]\n{key} = 1"),
     (
         "agents",
@@ -19,6 +19,7 @@ const PROBES: [(&str, &str); 13] = [
         "agents[].auth",
         "agents = [{ id = \"a\", url = \"https://a.example.com\", auth = { {key} = 1 } }]",
     ),
+    ("[[mcp]]", "[[mcp]]\nid = \"m\"\ncommand = \"m\"\n{key} = 1"),
     ("[server]", "[server]\n{key} = 1"),
     ("[server.auth]", "[server.auth]\n{key} = 1"),
     (
@@ -105,7 +106,9 @@ fn every_documented_key_is_accepted_and_every_accepted_key_is_documented() {
     for section in &sections {
         let heading = |name: &str| page().contains(&format!("\n## `{name}`"));
         assert!(
-            heading(&format!("[{section}]")) || heading(section),
+            heading(&format!("[{section}]"))
+                || heading(&format!("[[{section}]]"))
+                || heading(section),
             "the top-level setting {section} has no section in the reference"
         );
     }
