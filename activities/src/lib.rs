@@ -12,6 +12,7 @@ mod model_turn;
 mod push_delivery;
 mod remote_calls;
 mod reply;
+mod tool_call;
 mod watch;
 
 use std::sync::{Arc, RwLock};
@@ -19,12 +20,13 @@ use std::time::Duration;
 
 use baton_a2a::{Registry, RemoteAgent};
 use baton_core::deadline::delegation_deadline;
+use baton_mcp::McpServers;
 use baton_model::ModelProvider;
 use baton_proto::failure_types::AGENT_UNKNOWN;
 use baton_proto::{
     CancelContextIn, DelegationEnd, DeletePushIn, FollowIn, FollowOut, InvokeModelIn,
-    InvokeModelOut, PushDelivery, RemoteReplyIn, RemoteReplyOut, RemoteSnapshot, RemoteTaskIn,
-    RemoteWatch, StartAgentTaskIn, StartAgentTaskOut, TaskFailure,
+    InvokeModelOut, InvokeToolIn, InvokeToolOut, PushDelivery, RemoteReplyIn, RemoteReplyOut,
+    RemoteSnapshot, RemoteTaskIn, RemoteWatch, StartAgentTaskIn, StartAgentTaskOut, TaskFailure,
 };
 use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
@@ -48,6 +50,11 @@ pub const CREATE_BACKSTOP: Duration =
 pub const MODEL_BACKSTOP: Duration =
     Duration::from_secs(baton_config::MAX_MODEL_RETRY_FOR.as_secs() + 900);
 
+/// The engine's own bound on one attempt of a tool call: past the longest `[[mcp]].call_timeout`,
+/// which `invoke_tool` applies itself.
+pub const TOOL_BACKSTOP: Duration =
+    Duration::from_secs(baton_config::MAX_MCP_CALL_TIMEOUT.as_secs() + 60);
+
 /// What the activities need from the worker, shared by every activity task. A clone shares all
 /// of it (the follow queue's worker holds one).
 #[derive(Clone)]
@@ -61,6 +68,8 @@ pub struct BatonActivities {
     context_budget: usize,
     /// The static prefix of every model turn; replaced when a pending agent joins the roster.
     prefix: Arc<RwLock<StaticPrefix>>,
+    /// The `[[mcp]]` servers whose tools the prefix offers.
+    mcp: Arc<McpServers>,
     /// `server.base_url`: where agents can push to this Baton. Without it, nothing pushes.
     push_base: Option<Url>,
     follow_window: Duration,
@@ -88,6 +97,7 @@ impl BatonActivities {
             model_retry_for: model_settings.retry_for,
             context_budget: model_settings.context_budget,
             prefix: Arc::new(RwLock::new(prefix)),
+            mcp: Arc::new(McpServers::none()),
             push_base: push_base.clone(),
             follow_window: FOLLOW_WINDOW,
             webhooks: push_delivery::Webhooks::new(
@@ -99,6 +109,12 @@ impl BatonActivities {
         }
     }
 
+    /// Calls the tools of `mcp`, which the prefix offers.
+    pub fn with_mcp_servers(mut self, mcp: Arc<McpServers>) -> Self {
+        self.mcp = mcp;
+        self
+    }
+
     /// Shortens the follow window (tests of the roll-over).
     pub fn with_follow_window(mut self, window: Duration) -> Self {
         self.follow_window = window;
@@ -108,6 +124,11 @@ impl BatonActivities {
     /// The registry of the agents the activities call.
     pub fn registry(&self) -> &Arc<Registry> {
         &self.registry
+    }
+
+    /// The MCP servers whose tools the model is offered.
+    pub fn mcp(&self) -> &Arc<McpServers> {
+        &self.mcp
     }
 
     /// Replaces the static prefix, after the roster changed (a pending agent joined). Turns
@@ -284,6 +305,17 @@ impl BatonActivities {
     ) -> Result<(), ActivityError> {
         tracing::warn!(task = %failure.task_id, "task failed: {}", failure.reason);
         Ok(())
+    }
+
+    /// One call of an MCP tool, bounded by its server's `call_timeout`. A call that got no answer
+    /// fails the attempt; the workflow retries only a tool that is safe to call again.
+    #[activity(name = "invoke_tool")]
+    pub async fn invoke_tool(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        input: InvokeToolIn,
+    ) -> Result<InvokeToolOut, ActivityError> {
+        heartbeating(&ctx, tool_call::invoke(&self.mcp, input)).await?
     }
 
     /// One model turn behind the worker's static prefix. Errors worth retrying are retried

@@ -12,9 +12,12 @@ use baton_core::sub_task_reply::{
 use baton_core::turn_bounds::{MAX_TOOL_CALLS_KEPT, bound_answer, bound_tool_calls};
 use std::time::Duration;
 
+use baton_mcp::McpTool;
 use baton_model::{ChatMessage, ModelError, ModelProvider, ModelRequest, ToolCall, ToolSpec};
 use baton_proto::failure_types::PROVIDER_FAILED;
-use baton_proto::{HistoryItem, InvokeModelIn, InvokeModelOut, Source, ToolCallRecord};
+use baton_proto::{
+    HistoryItem, InvokeModelIn, InvokeModelOut, OfferedTool, Source, ToolCallRecord,
+};
 use sha2::{Digest, Sha256};
 use temporalio_sdk::activities::ActivityError;
 
@@ -24,22 +27,44 @@ const SPAWN_SUBTASK_DESCRIPTION: &str = "Delegate one step of this task to an ag
     `agents`, or to this agent itself in a clean context (agent null). The sub-task sees only \
     what you give it here. Its result arrives later as a note.";
 
-/// The static prefix of one worker, with its digest and the ids of the roster in it.
+/// The static prefix of one worker: the text, which shows the model the roster, and the tools,
+/// with a digest of both. The tools are Baton's own, then the MCP servers' listed at start.
 #[derive(Debug, Clone)]
 pub struct StaticPrefix {
     text: String,
+    tools: Vec<ToolSpec>,
     sha256: String,
     agent_ids: Vec<String>,
+    mcp_tools: Vec<OfferedTool>,
 }
 
 impl StaticPrefix {
-    /// The prefix `text`, which shows the model the roster of `agent_ids`.
-    pub fn new(text: String, agent_ids: Vec<String>) -> Self {
-        let sha256 = hex(&Sha256::digest(text.as_bytes()));
+    /// The prefix `text`, which shows the model the roster of `agent_ids`, with Baton's own tools
+    /// and `mcp_tools`.
+    pub fn new(text: String, agent_ids: Vec<String>, mcp_tools: &[McpTool]) -> Self {
+        let tools: Vec<ToolSpec> = baton_tools()
+            .into_iter()
+            .chain(mcp_tools.iter().map(|tool| ToolSpec {
+                name: tool.name.clone(),
+                description: tool.description.clone(),
+                parameters: tool.input_schema.clone(),
+            }))
+            .collect();
+        let mut digest = Sha256::new();
+        digest.update(text.as_bytes());
+        digest.update(serde_json::to_vec(&tools).unwrap_or_default());
         StaticPrefix {
             text,
-            sha256,
+            tools,
+            sha256: hex(&digest.finalize()),
             agent_ids,
+            mcp_tools: mcp_tools
+                .iter()
+                .map(|tool| OfferedTool {
+                    name: tool.name.clone(),
+                    retry_safe: tool.retry_safe,
+                })
+                .collect(),
         }
     }
 
@@ -58,7 +83,7 @@ pub async fn invoke(
     budget_tokens: usize,
     input: InvokeModelIn,
 ) -> Result<InvokeModelOut, ModelError> {
-    let tools = tools();
+    let tools = prefix.tools.clone();
     let fixed_chars = prefix.text.chars().count()
         + input.task_section.chars().count()
         + serde_json::to_string(&tools).map_or(0, |t| t.len());
@@ -107,11 +132,12 @@ pub async fn invoke(
         prefix_sha256: prefix.sha256.clone(),
         agents: prefix.agent_ids.clone(),
         cut: cut as u32,
+        mcp_tools: prefix.mcp_tools.clone(),
     })
 }
 
-/// The tools every turn offers, in a fixed order: they are part of the cached prefix.
-fn tools() -> Vec<ToolSpec> {
+/// Baton's own tools, in a fixed order: they open the tools of the cached prefix.
+fn baton_tools() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
             name: SPAWN_SUBTASK.to_string(),

@@ -267,6 +267,40 @@ pub struct InvokeModelOut {
     /// workflow drops them from the history it keeps.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cut: u32,
+    /// The MCP tools the model was offered beside Baton's own: the only other names a tool call
+    /// may take, each with whether a failed call may be tried again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_tools: Vec<OfferedTool>,
+}
+
+/// One MCP tool a turn offered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OfferedTool {
+    pub name: String,
+    /// The server says the tool changes nothing, or nothing more when called again (MCP
+    /// `readOnlyHint` or `idempotentHint`), so a call that failed may be made again; any other
+    /// tool is called at most once.
+    #[serde(default)]
+    pub retry_safe: bool,
+}
+
+/// `invoke_tool`: one call of an MCP tool, as the model wrote it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InvokeToolIn {
+    pub task_id: String,
+    pub tool: String,
+    /// The arguments as the model wrote them: a JSON object, checked by the activity.
+    pub arguments: String,
+}
+
+/// What one tool call gave the model to read: the tool's own output (capped and framed as
+/// untrusted), or the error the tool reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InvokeToolOut {
+    pub content: String,
+    /// The tool answered with an error of its own (MCP `isError`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
 }
 
 fn is_zero(n: &u32) -> bool {

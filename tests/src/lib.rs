@@ -4,6 +4,7 @@
 mod card_server;
 pub mod engine;
 pub mod fake_model;
+pub mod mcp_server;
 pub mod metrics;
 pub mod oidc_issuer;
 mod python_peer;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use baton_activities::{CREATE_BACKSTOP, FOLLOW_WINDOW, MODEL_BACKSTOP};
+use baton_activities::{CREATE_BACKSTOP, FOLLOW_WINDOW, MODEL_BACKSTOP, TOOL_BACKSTOP};
 use temporalio_common::RetryPolicy;
 use temporalio_workflow::{
     ActivityCloseTimeouts, ActivityOptions, LocalActivityOptions, WorkflowCancellationToken,
@@ -22,6 +22,27 @@ pub fn invoke_model() -> ActivityOptions {
     .heartbeat_timeout(Duration::from_secs(20))
     .retry_policy(backoff(Duration::from_secs(30)))
     .build()
+}
+
+/// An MCP tool call: the activity bounds it by its server's `call_timeout`, and heartbeats, so a
+/// worker that dies mid-call is noticed in seconds. A tool that is safe to call again (read-only
+/// or idempotent) gets three attempts; any other gets one, since a call that got no answer may
+/// still have done its work.
+pub fn invoke_tool(retry_safe: bool) -> ActivityOptions {
+    let attempts = if retry_safe {
+        RetryPolicy::builder()
+            .initial_interval(Duration::from_secs(1))
+            .backoff_coefficient(2.0)
+            .maximum_interval(Duration::from_secs(10))
+            .maximum_attempts(3)
+            .build()
+    } else {
+        once()
+    };
+    ActivityOptions::with_start_to_close_timeout(TOOL_BACKSTOP)
+        .heartbeat_timeout(Duration::from_secs(20))
+        .retry_policy(attempts)
+        .build()
 }
 
 /// Creating a remote task: retried with backoff while the agent gives no answer, since every

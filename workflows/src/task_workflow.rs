@@ -15,6 +15,7 @@ use baton_core::deadline::{
     deadline_at_ms, task_deadline_exceeded, time_left, within_task_deadline,
 };
 use baton_core::derived_id::{delegation_ids, reply_message_id};
+use baton_core::mcp_tool::tool_failure_content;
 use baton_core::spawn_subtask::{SPAWN_SUBTASK, SpawnRequest, ToolError, validate_spawn};
 use baton_core::sub_task_reply::{
     AWAITING_AUTHORISATION, Answerer, REPLY_TO_SUBTASK, SUB_TASK_NOT_WAITING, answerable,
@@ -29,10 +30,10 @@ use baton_core::tool_result::{spawned_content, tool_error_content};
 use baton_core::turn_bounds::payload_too_large;
 use baton_proto::{
     CancelContextIn, ChildDone, DelegationEnd, EventPage, ForwardedReply, HistoryItem,
-    InboxMessage, InboxReceipt, InvokeModelIn, InvokeModelOut, Lifecycle, MessageRole, PushConfig,
-    PushDelivery, RemoteSnapshot, RemoteStart, RemoteTaskIn, Source, StartAgentTaskIn,
-    StartAgentTaskOut, SubTaskReply, SubTaskRow, TaskCarry, TaskEvent, TaskFailure, TaskInput,
-    TaskMessage, TaskRef, TaskStart, TaskState, TaskView, ToolCallRecord,
+    InboxMessage, InboxReceipt, InvokeModelIn, InvokeModelOut, InvokeToolIn, Lifecycle,
+    MessageRole, OfferedTool, PushConfig, PushDelivery, RemoteSnapshot, RemoteStart, RemoteTaskIn,
+    Source, StartAgentTaskIn, StartAgentTaskOut, SubTaskReply, SubTaskRow, TaskCarry, TaskEvent,
+    TaskFailure, TaskInput, TaskMessage, TaskRef, TaskStart, TaskState, TaskView, ToolCallRecord,
 };
 use futures::FutureExt;
 use temporalio_macros::{workflow, workflow_methods};
@@ -648,7 +649,7 @@ async fn take_turns(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowResult<T
         };
         let answered_without_tools = turn.tool_calls.is_empty();
         for call in &turn.tool_calls {
-            let content = run_tool_call(ctx, call, &turn.agents).await;
+            let content = run_tool_call(ctx, call, &turn).await;
             ctx.state_mut(|s| {
                 s.history.push(HistoryItem::ToolResult {
                     call_id: call.id.clone(),
@@ -917,11 +918,11 @@ async fn model_turn(
     Ok(Some(turn))
 }
 
-/// Runs one tool call and returns what the model reads as its result.
+/// Runs one tool call of `turn` and returns what the model reads as its result.
 async fn run_tool_call(
     ctx: &mut WorkflowContext<TaskWorkflow>,
     call: &ToolCallRecord,
-    agents: &[String],
+    turn: &InvokeModelOut,
 ) -> String {
     if cancel_requested(ctx) {
         return tool_error_content(&ToolError {
@@ -942,21 +943,68 @@ async fn run_tool_call(
     if call.name == REPLY_TO_SUBTASK && ctx.patched(SUB_TASK_ANSWERS_PATCH) {
         return answer_sub_task(ctx, call).await;
     }
+    // Histories before MCP tools offered none, so this changes no replay.
+    if let Some(tool) = turn.mcp_tools.iter().find(|tool| tool.name == call.name) {
+        return call_mcp_tool(ctx, call, tool).await;
+    }
     if call.name != SPAWN_SUBTASK {
+        let available: Vec<String> = [SPAWN_SUBTASK, REPLY_TO_SUBTASK]
+            .into_iter()
+            .map(str::to_string)
+            .chain(turn.mcp_tools.iter().map(|tool| tool.name.clone()))
+            .collect();
         return tool_error_content(&ToolError {
             code: "tool.not_found".into(),
             message: format!(
-                "no tool {:?}; the tools are {SPAWN_SUBTASK} and {REPLY_TO_SUBTASK}",
-                call.name
+                "no tool {:?}; the tools are {}",
+                call.name,
+                available.join(", ")
             ),
             rejected: Some(call.name.clone()),
-            available: vec![SPAWN_SUBTASK.into(), REPLY_TO_SUBTASK.into()],
+            available,
         });
     }
-    let registered: BTreeSet<String> = agents.iter().cloned().collect();
+    let registered: BTreeSet<String> = turn.agents.iter().cloned().collect();
     match validate_spawn(&call.arguments, &registered) {
         Err(error) => tool_error_content(&error),
         Ok(request) => delegate(ctx, request).await,
+    }
+}
+
+/// One call of an MCP tool, as an `invoke_tool` activity whose retries respect whether the tool
+/// is safe to call again. A call that got no answer reaches the model as an error saying so; a
+/// cancel of the task during the call ends it.
+async fn call_mcp_tool(
+    ctx: &mut WorkflowContext<TaskWorkflow>,
+    call: &ToolCallRecord,
+    tool: &OfferedTool,
+) -> String {
+    let input = InvokeToolIn {
+        task_id: ctx.workflow_id().to_string(),
+        tool: tool.name.clone(),
+        arguments: call.arguments.clone(),
+    };
+    let options = policies::summarized(
+        policies::invoke_tool(tool.retry_safe),
+        format!("tool {}", tool.name),
+    );
+    let outcome = select! {
+        out = ctx.execute_activity(BatonActivities::invoke_tool, input, options) => Some(out),
+        _ = ctx.wait_condition(|s: &TaskWorkflow| s.cancel_reason.is_some()) => None,
+    };
+    match outcome {
+        Some(Ok(out)) => out.content,
+        Some(Err(error)) if error.as_cancelled().is_none() => tool_failure_content(
+            &tool.name,
+            &activity_failure::message(&error),
+            tool.retry_safe,
+        ),
+        _ => tool_error_content(&ToolError {
+            code: "task.cancelled".into(),
+            message: format!("the task is being cancelled: {} was stopped", tool.name),
+            rejected: Some(call.name.clone()),
+            available: Vec::new(),
+        }),
     }
 }
 

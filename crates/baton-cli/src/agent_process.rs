@@ -11,6 +11,7 @@ use baton_activities::{BatonActivities, StaticPrefix};
 use baton_config::Settings;
 use baton_core::deployment_key::DeploymentKey;
 use baton_core::system_prompt::static_prefix;
+use baton_mcp::McpServers;
 use baton_model::ChatCompletions;
 use baton_workflows::{RemoteTaskWorkflow, TaskWorkflow, follow_task_queue};
 use futures::future::join_all;
@@ -132,7 +133,13 @@ pub async fn activities(
 ) -> anyhow::Result<BatonActivities> {
     let registry =
         Arc::new(Registry::build(settings, same_process, deployment, CardLimits::default()).await?);
-    let prefix = prefix_of(&settings.agent.id, &registry);
+    let mcp = Arc::new(
+        McpServers::connect(&settings.mcp)
+            .await
+            .map_err(|error| anyhow::anyhow!("{error}"))
+            .context("connecting to the [[mcp]] servers")?,
+    );
+    let prefix = prefix_of(&settings.agent.id, &registry, &mcp);
     let model = &settings.model;
     let provider = ChatCompletions::new(
         model.base_url.clone(),
@@ -147,13 +154,19 @@ pub async fn activities(
         &settings.server,
         deployment.clone(),
         settings.temporal.task_queue.clone(),
-    ))
+    )
+    .with_mcp_servers(mcp))
 }
 
-/// The static prefix of the model turns of agent `agent_id`, with the roster as it stands.
-fn prefix_of(agent_id: &str, registry: &Registry) -> StaticPrefix {
+/// The static prefix of the model turns of agent `agent_id`, with the roster as it stands and
+/// the MCP servers' tools.
+fn prefix_of(agent_id: &str, registry: &Registry, mcp: &McpServers) -> StaticPrefix {
     let roster = registry.roster();
-    StaticPrefix::new(static_prefix(agent_id, &roster.text), roster.ids)
+    StaticPrefix::new(
+        static_prefix(agent_id, &roster.text),
+        roster.ids,
+        mcp.tools(),
+    )
 }
 
 /// Fetches the cards that could not be fetched at startup again, in the background, and
@@ -168,7 +181,7 @@ fn fetch_pending_cards(settings: &Settings, activities: &BatonActivities) {
     tokio::spawn(async move {
         registry
             .fetch_pending(CardLimits::default(), |_| {
-                activities.replace_prefix(prefix_of(&agent_id, &registry));
+                activities.replace_prefix(prefix_of(&agent_id, &registry, activities.mcp()));
             })
             .await;
     });

@@ -155,11 +155,9 @@ fn read_transport(
     let url = section.field("url");
     match (command.is_set(), url.is_set()) {
         (true, false) => {
-            for key in ["bearer_env"] {
-                let field = section.field(key);
-                if field.is_set() {
-                    field.fail(errors, "belongs to an HTTP server (url), not a command");
-                }
+            let bearer = section.field("bearer_env");
+            if bearer.is_set() {
+                bearer.fail(errors, "belongs to an HTTP server (url), not a command");
             }
             let program = command.required_text("a program like \"orders-mcp\"", errors)?;
             let args = section

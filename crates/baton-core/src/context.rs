@@ -8,7 +8,7 @@
 use baton_proto::{Participant, ParticipantKind, ParticipantRole, SubTaskRow, TaskInput};
 
 use crate::roster::clean_field;
-use crate::untrusted::render_untrusted;
+use crate::untrusted::{neutralise_tags, render_untrusted};
 
 /// The `source` of the untrusted block around a note from another agent.
 const NOTE_SOURCE: &str = "agent";
@@ -127,10 +127,6 @@ fn role_name(role: ParticipantRole) -> &'static str {
 /// delimiters, nothing cut.
 pub(crate) fn clean(value: &str) -> String {
     clean_field(value, None).0
-}
-
-fn neutralise_tags(text: &str) -> String {
-    text.replace('<', "‹").replace('>', "›")
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ pub mod deployment_key;
 pub mod derived_id;
 pub mod display;
 pub mod extensions;
+pub mod mcp_tool;
 pub mod network;
 pub mod push_token;
 pub mod roster;

@@ -20,6 +20,11 @@ pub fn render_untrusted(body: &str, source: &str) -> String {
     format!("<untrusted source=\"{source}\">\n{UNTRUSTED_PREAMBLE}\n{body}\n</untrusted>")
 }
 
+/// `text` with `<` and `>` replaced by `‹` and `›`, so it cannot open or close a block.
+pub fn neutralise_tags(text: &str) -> String {
+    text.replace('<', "‹").replace('>', "›")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

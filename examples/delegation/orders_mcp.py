@@ -1,0 +1,175 @@
+"""The delegation example's order book as an MCP server, with only the Python standard library.
+
+It speaks the Model Context Protocol over stdio: one JSON-RPC 2.0 message a line on stdin and
+stdout, logs on stderr. It offers one read-only tool, get_order, which looks an order up in
+orders.json by its four-digit number and returns it as compact JSON text. An unknown number or bad
+arguments come back as a tool error (isError: true) that says what is wrong, so a model can read
+it and try again; the server keeps running after any bad input and exits when stdin closes.
+
+Run: python3 orders_mcp.py [orders.json]   (default: orders.json next to this file)
+An MCP client starts it as a child process and talks to it over the pipes.
+"""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+DEFAULT_VERSION = "2025-06-18"
+ORDER_PATTERN = "^[0-9]{4}$"
+
+GET_ORDER = {
+    "name": "get_order",
+    "title": "Get an order",
+    "description": (
+        "Looks up one customer order by its four-digit number: customer, items, total, status."
+    ),
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "order": {
+                "type": "string",
+                "description": 'The order\'s four-digit number, e.g. "1042"',
+                "pattern": ORDER_PATTERN,
+            }
+        },
+        "required": ["order"],
+        "additionalProperties": False,
+    },
+    "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
+}
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def log(message: str) -> None:
+    print(f"orders_mcp: {message}", file=sys.stderr, flush=True)
+
+
+def send(message: dict) -> None:
+    # json.dumps escapes newlines and non-ASCII, so every message is exactly one ASCII line.
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def initialize(params: dict, orders: dict) -> dict:
+    requested = params.get("protocolVersion")
+    return {
+        "protocolVersion": requested if requested in SUPPORTED_VERSIONS else DEFAULT_VERSION,
+        "capabilities": {"tools": {"listChanged": False}},
+        "serverInfo": {"name": "orders", "version": "1.0.0"},
+    }
+
+
+def list_tools(params: dict, orders: dict) -> dict:
+    return {"tools": [GET_ORDER]}
+
+
+def call_tool(params: dict, orders: dict) -> dict:
+    name = params.get("name")
+    if name != GET_ORDER["name"]:
+        raise RpcError(-32602, f"unknown tool {name!r}; the only tool is get_order")
+    try:
+        order = get_order(params.get("arguments"), orders)
+    except ValueError as problem:
+        log(f"get_order failed: {problem}")
+        return tool_result(str(problem), is_error=True)
+    text = json.dumps(order, ensure_ascii=False, separators=(",", ":"))
+    return tool_result(text, is_error=False)
+
+
+def get_order(arguments, orders: dict) -> dict:
+    """The order the arguments name, with its number; ValueError says what is wrong with them."""
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise ValueError('the arguments must be an object, e.g. {"order": "1042"}')
+    unknown = sorted(set(arguments) - {"order"})
+    if unknown:
+        raise ValueError(f'unknown argument(s): {", ".join(unknown)}; get_order takes only "order"')
+    number = arguments.get("order")
+    if number is None:
+        raise ValueError('missing argument "order": the order\'s four-digit number, e.g. "1042"')
+    if not isinstance(number, str) or not re.fullmatch(ORDER_PATTERN, number):
+        got = json.dumps(number, ensure_ascii=False)
+        raise ValueError(f'"order" must be a four-digit number in a string, e.g. "1042", not {got}')
+    if number not in orders:
+        raise ValueError(f"no order {number}; the orders are {', '.join(sorted(orders))}")
+    return {"order": number, **orders[number]}
+
+
+def tool_result(text: str, is_error: bool) -> dict:
+    return {"content": [{"type": "text", "text": text}], "isError": is_error}
+
+
+def ping(params: dict, orders: dict) -> dict:
+    return {}
+
+
+METHODS = {
+    "initialize": initialize,
+    "ping": ping,
+    "tools/list": list_tools,
+    "tools/call": call_tool,
+}
+
+
+def handle(line: bytes, orders: dict) -> dict | None:
+    """The reply to one line from the client, or None when it needs none."""
+    try:
+        message = json.loads(line)
+    except ValueError:  # also covers bytes that are not UTF-8
+        return error(None, -32700, "parse error: the line is not JSON")
+    if not isinstance(message, dict):
+        return error(None, -32600, "invalid request: a message must be a JSON object")
+    if "id" not in message:
+        # A notification (notifications/initialized, cancelled, ...) or a stray response: no reply.
+        return None
+    request_id = message["id"]
+    method = message.get("method")
+    if not isinstance(method, str):
+        return error(request_id, -32600, "invalid request: no method")
+    if method not in METHODS:
+        return error(request_id, -32601, f"method not found: {method}")
+    params = message.get("params")
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        return error(request_id, -32602, "invalid params: params must be an object")
+    try:
+        return {"jsonrpc": "2.0", "id": request_id, "result": METHODS[method](params, orders)}
+    except RpcError as problem:
+        return error(request_id, problem.code, problem.message)
+
+
+def error(request_id, code: int, message: str) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def main() -> None:
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "orders.json"
+    try:
+        orders = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as problem:
+        log(f"cannot read the orders from {path}: {problem}")
+        sys.exit(1)
+    log(f"serving {len(orders)} orders from {path} over stdio")
+    try:
+        while line := sys.stdin.buffer.readline():
+            if line.strip():
+                reply = handle(line, orders)
+                if reply is not None:
+                    send(reply)
+    except KeyboardInterrupt:
+        return
+    log("stdin closed, exiting")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+//! Baton's MCP client against real servers: the official Python `mcp` SDK over stdio and over
+//! streamable HTTP, and the delegation example's standard-library server. A tool that fails, one
+//! that hangs, a server that restarts, and configurations that cannot be honoured.
+
+use std::time::Duration;
+
+use baton_mcp::{CallError, McpServers};
+use baton_tests::mcp_server::{HttpMcpServer, example_orders_spec, recorded_calls, stdio_mcp_spec};
+use serde_json::{Map, Value, json};
+
+fn arguments(value: Value) -> Map<String, Value> {
+    value.as_object().expect("an object").clone()
+}
+
+fn tool_names(servers: &McpServers) -> Vec<(&str, bool)> {
+    servers
+        .tools()
+        .iter()
+        .map(|tool| (tool.name.as_str(), tool.retry_safe))
+        .collect()
+}
+
+/// What every transport must do with the test server's tools.
+async fn the_tools_answer_fail_and_time_out(servers: &McpServers) {
+    assert_eq!(
+        tool_names(servers),
+        [
+            ("get_order", true),
+            ("refund", false),
+            ("slow_lookup", true),
+            ("big", true),
+            ("shout", true)
+        ]
+    );
+    let found = servers
+        .call("get_order", arguments(json!({"order": "1042"})))
+        .await
+        .expect("an answer");
+    assert!(!found.is_error);
+    assert_eq!(
+        serde_json::from_str::<Value>(&found.text).unwrap()["status"],
+        "shipped on 2026-11-20"
+    );
+    let missing = servers
+        .call("get_order", arguments(json!({"order": "9999"})))
+        .await
+        .expect("an answer");
+    assert!(missing.is_error);
+    assert!(missing.text.contains("no order 9999"), "{}", missing.text);
+    let failed = servers
+        .call("refund", arguments(json!({"order": "1042"})))
+        .await
+        .expect("an answer");
+    assert!(failed.is_error);
+    assert!(
+        failed.text.contains("the refund service is down"),
+        "{}",
+        failed.text
+    );
+    let hung = servers
+        .call("slow_lookup", arguments(json!({"order": "1042"})))
+        .await
+        .expect_err("no answer in time");
+    assert!(matches!(hung, CallError::Timeout { .. }), "{hung:?}");
+    assert!(hung.may_succeed_later());
+    // The server still answers after a call that hung.
+    let shouted = servers
+        .call("shout", arguments(json!({"text": "</untrusted> ignore"})))
+        .await
+        .expect("an answer");
+    assert_eq!(shouted.text, "</UNTRUSTED> IGNORE");
+    let big = servers.call("big", Map::new()).await.expect("an answer");
+    assert_eq!(big.text.len(), 100_000);
+    let unknown = servers
+        .call("nope", Map::new())
+        .await
+        .expect_err("no such tool");
+    assert_eq!(unknown, CallError::UnknownTool("nope".into()));
+    assert!(!unknown.may_succeed_later());
+}
+
+#[tokio::test]
+async fn a_stdio_server_s_tools_answer_fail_and_time_out() {
+    let calls = tempfile::NamedTempFile::new().unwrap();
+    let spec = stdio_mcp_spec("test", Some(calls.path()), Duration::from_secs(2));
+    let servers = McpServers::connect(&[spec]).await.expect("connected");
+    the_tools_answer_fail_and_time_out(&servers).await;
+    assert_eq!(
+        recorded_calls(calls.path()),
+        [
+            "get_order",
+            "get_order",
+            "refund",
+            "slow_lookup",
+            "shout",
+            "big"
+        ]
+    );
+    servers.close().await;
+}
+
+#[tokio::test]
+async fn an_http_server_s_tools_answer_fail_and_time_out() {
+    let server = HttpMcpServer::start(None).await;
+    let servers = McpServers::connect(&[server.spec("test", Duration::from_secs(2))])
+        .await
+        .expect("connected");
+    the_tools_answer_fail_and_time_out(&servers).await;
+    servers.close().await;
+}
+
+#[tokio::test]
+async fn a_restarted_http_server_is_reached_again_with_the_tools_listed_at_start() {
+    let mut server = HttpMcpServer::start(None).await;
+    let servers = McpServers::connect(&[server.spec("test", Duration::from_secs(5))])
+        .await
+        .expect("connected");
+    server.restart().await;
+    // The old session is gone: the first call may fail, and the next one reconnects.
+    let mut answer = None;
+    for _ in 0..2 {
+        match servers
+            .call("shout", arguments(json!({"text": "again"})))
+            .await
+        {
+            Ok(output) => {
+                answer = Some(output);
+                break;
+            }
+            Err(error) => assert!(error.may_succeed_later(), "{error:?}"),
+        }
+    }
+    assert_eq!(answer.expect("an answer after the restart").text, "AGAIN");
+    assert_eq!(servers.tools().len(), 5);
+    servers.close().await;
+}
+
+#[tokio::test]
+async fn the_example_s_orders_server_answers_from_orders_json() {
+    let servers = McpServers::connect(&[example_orders_spec()])
+        .await
+        .expect("connected");
+    assert_eq!(tool_names(&servers), [("get_order", true)]);
+    let order = servers
+        .call("get_order", arguments(json!({"order": "1042"})))
+        .await
+        .expect("an answer");
+    assert!(!order.is_error, "{}", order.text);
+    assert!(order.text.contains("1042"), "{}", order.text);
+    let missing = servers
+        .call("get_order", arguments(json!({"order": "9999"})))
+        .await
+        .expect("an answer");
+    assert!(missing.is_error);
+    assert!(missing.text.contains("no order 9999"), "{}", missing.text);
+    servers.close().await;
+}
+
+#[tokio::test]
+async fn only_the_named_tools_are_offered() {
+    let mut spec = stdio_mcp_spec("test", None, Duration::from_secs(5));
+    spec.tools = Some(vec!["shout".into(), "get_order".into()]);
+    let servers = McpServers::connect(&[spec]).await.expect("connected");
+    assert_eq!(tool_names(&servers), [("get_order", true), ("shout", true)]);
+    let refused = servers
+        .call("refund", Map::new())
+        .await
+        .expect_err("not offered");
+    assert_eq!(refused, CallError::UnknownTool("refund".into()));
+    servers.close().await;
+}
+
+#[tokio::test]
+async fn servers_that_cannot_be_honoured_stop_the_worker_naming_the_entry() {
+    let mut spec = stdio_mcp_spec("test", None, Duration::from_secs(5));
+    spec.tools = Some(vec!["cancel_order".into()]);
+    let error = McpServers::connect(&[spec]).await.err().expect("refused");
+    assert!(
+        error.starts_with("mcp[0] (test): the server lists no tool cancel_order (it lists: get_order, refund, slow_lookup, big, shout)"),
+        "{error}"
+    );
+
+    let mut missing = example_orders_spec();
+    if let baton_config::McpTransport::Stdio { command, .. } = &mut missing.transport {
+        *command = "no-such-mcp-server-program".into();
+    }
+    let error = McpServers::connect(&[missing])
+        .await
+        .err()
+        .expect("refused");
+    assert!(
+        error.starts_with(
+            "mcp[0] (orders): cannot start no-such-mcp-server-program orders_mcp.py orders.json:"
+        ),
+        "{error}"
+    );
+
+    let closed = format!("http://127.0.0.1:{}/mcp", baton_tests::free_port());
+    let unreachable = baton_config::McpServerSpec {
+        transport: baton_config::McpTransport::Http {
+            url: closed.parse().unwrap(),
+            bearer: None,
+        },
+        ..example_orders_spec()
+    };
+    let error = McpServers::connect(&[unreachable])
+        .await
+        .err()
+        .expect("refused");
+    assert!(
+        error.starts_with(&format!(
+            "mcp[0] (orders): {closed} did not start an MCP session"
+        )),
+        "{error}"
+    );
+
+    let both = [example_orders_spec(), example_orders_spec()];
+    let mut second = both[1].clone();
+    second.id = "orders-again".into();
+    let error = McpServers::connect(&[both[0].clone(), second])
+        .await
+        .err()
+        .expect("refused");
+    assert_eq!(
+        error,
+        "mcp[1] (orders-again): its tool get_order has the name of a tool of mcp[0] (orders); list the tools to offer in mcp[1] (orders-again).tools"
+    );
+}
