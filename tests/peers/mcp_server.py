@@ -7,6 +7,8 @@ Tools:
                       any other number fails (isError: true) with "no order <n>"
   refund(order)       not read-only, destructive, not idempotent: always fails with
                       "the refund service is down"
+  cancel_order(order) not read-only, not idempotent: hangs (sleeps an hour), a write tool that
+                      never answers
   slow_lookup(order)  read-only: hangs (sleeps an hour) until the client gives up or cancels
   big()               read-only: 100000 characters "abc…zabc…"
   shout(text)         read-only: text.upper(), so a test can see untrusted text come back as is
@@ -71,6 +73,14 @@ def refund(order: str) -> str:
     """Refunds a customer order in full."""
     record("refund")
     raise ToolError("the refund service is down")
+
+
+@server.tool(annotations=WRITES, structured_output=False)
+async def cancel_order(order: str) -> str:
+    """Cancels a customer order; the order service hangs."""
+    record("cancel_order")
+    await asyncio.sleep(3600)
+    return "too late"
 
 
 @server.tool(annotations=READ_ONLY, structured_output=False)

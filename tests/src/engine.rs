@@ -350,6 +350,8 @@ pub struct WorkerConfig {
     pub temporal_extra: Vec<String>,
     /// `metrics.bind`, like `127.0.0.1:9464`.
     pub metrics_bind: Option<String>,
+    /// The bodies of `[[mcp]]` tables, like `id = "orders"\ncommand = "orders-mcp"`.
+    pub mcp: Vec<String>,
 }
 
 impl WorkerConfig {
@@ -365,7 +367,14 @@ impl WorkerConfig {
             server_extra: Vec::new(),
             temporal_extra: Vec::new(),
             metrics_bind: None,
+            mcp: Vec::new(),
         }
+    }
+
+    /// Adds an `[[mcp]]` table with this body.
+    pub fn mcp_server(mut self, body: &str) -> Self {
+        self.mcp.push(body.to_string());
+        self
     }
 
     /// Serves metrics on a free port; [`WorkerConfig::metrics_url`] says where.
@@ -417,8 +426,13 @@ impl WorkerConfig {
         let metrics = self.metrics_bind.as_ref().map_or_else(String::new, |bind| {
             format!("[metrics]\nbind = \"{bind}\"\n")
         });
+        let mcp: String = self
+            .mcp
+            .iter()
+            .map(|body| format!("[[mcp]]\n{body}\n"))
+            .collect();
         format!(
-            "agents = [{}]\n[agent]\nid = \"{}\"\n{server}{metrics}[temporal]\nmode = \"remote\"\naddress = \"{}\"\ntls = false\nsearch_attributes = true\ntask_queue = \"{}\"\n{}[model]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout = \"10s\"\n",
+            "agents = [{}]\n[agent]\nid = \"{}\"\n{server}{metrics}[temporal]\nmode = \"remote\"\naddress = \"{}\"\ntls = false\nsearch_attributes = true\ntask_queue = \"{}\"\n{}[model]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout = \"10s\"\n{mcp}",
             self.agents.join(", "),
             self.agent_id,
             self.temporal_address,

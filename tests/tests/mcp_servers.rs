@@ -27,6 +27,7 @@ async fn the_tools_answer_fail_and_time_out(servers: &McpServers) {
         [
             ("get_order", true),
             ("refund", false),
+            ("cancel_order", false),
             ("slow_lookup", true),
             ("big", true),
             ("shout", true)
@@ -131,7 +132,7 @@ async fn a_restarted_http_server_is_reached_again_with_the_tools_listed_at_start
         }
     }
     assert_eq!(answer.expect("an answer after the restart").text, "AGAIN");
-    assert_eq!(servers.tools().len(), 5);
+    assert_eq!(servers.tools().len(), 6);
     servers.close().await;
 }
 
@@ -176,7 +177,7 @@ async fn servers_that_cannot_be_honoured_stop_the_worker_naming_the_entry() {
     spec.tools = Some(vec!["cancel_order".into()]);
     let error = McpServers::connect(&[spec]).await.err().expect("refused");
     assert!(
-        error.starts_with("mcp[0] (test): the server lists no tool cancel_order (it lists: get_order, refund, slow_lookup, big, shout)"),
+        error.starts_with("mcp[0] (test): the server lists no tool cancel_order (it lists: get_order, refund, cancel_order, slow_lookup, big, shout)"),
         "{error}"
     );
 
