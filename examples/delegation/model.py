@@ -1,14 +1,17 @@
 """The delegation example's model: a small, deterministic OpenAI-compatible Chat Completions
 server (POST /v1/chat/completions), with only the Python standard library.
 
-It answers as two agents, told apart by the request's `model`:
+It answers as two agents, told apart by the agent id in the system prompt (`You are the agent
+"ledger"`), whatever the request's `model` is, so it can stand in for any endpoint:
 
 - "example-front-desk" delegates. It reads the roster in the system prompt (the `<agents>`
   section Baton renders from each card) and the task's goal, picks the agent whose card shares
   the most words with the question, and calls spawn_subtask on it. When the sub-task's result
   arrives as a note ("... is COMPLETED: <answer>"), it answers with it. With no matching agent it
   says so.
-- "example-ledger" answers from orders.json, next to this file, by the order number in the goal.
+- "example-ledger" looks the order up with the ledger's MCP tool get_order (orders_mcp.py, over
+  orders.json): it calls the tool with the order number in the goal, then answers from what the
+  tool returned. It never reads orders.json itself.
 
 Run: python3 model.py --port 8299
 """
@@ -17,9 +20,7 @@ import argparse
 import json
 import re
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
-ORDERS = json.loads((Path(__file__).parent / "orders.json").read_text())
 STOPWORDS = set(
     "a an and any are as at be but by can did do does for from had has have how i in is it its "
     "me my of on or our so that the their them then there these this to was we what when where "
@@ -40,6 +41,12 @@ def goal_of(messages: list[dict]) -> str:
     return ""
 
 
+def agent_of(messages: list[dict]) -> str:
+    system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
+    found = re.search(r'You are the agent "([^"]+)"', system)
+    return found.group(1) if found else ""
+
+
 def roster_of(messages: list[dict]) -> list[dict]:
     """The agents of the roster: id and every word of its name, description and skills."""
     system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
@@ -54,7 +61,7 @@ def roster_of(messages: list[dict]) -> list[dict]:
     return [a for a in agents if a["id"] != "self"]
 
 
-def front_desk(messages: list[dict]) -> dict:
+def front_desk(messages: list[dict], tools: list[dict]) -> dict:
     notes = [m.get("content") or "" for m in messages if m.get("role") == "user"]
     for note in reversed(notes):
         result = re.search(r"is COMPLETED: (.*?)\n</untrusted>", note, re.DOTALL)
@@ -75,6 +82,42 @@ def front_desk(messages: list[dict]) -> dict:
         "acceptance_criteria": ["Answers the question from the agent's own records"],
         "agent": scored[0][1],
     }
+    return tool_call("spawn_subtask", arguments)
+
+
+def ledger(messages: list[dict], tools: list[dict]) -> dict:
+    if not any(tool.get("function", {}).get("name") == "get_order" for tool in tools):
+        return answer("I have no get_order tool to look orders up with.")
+    looked_up = tool_result_of(messages)
+    if looked_up is not None:
+        return answer_from(looked_up)
+    number = re.search(r"\b(\d{4})\b", goal_of(messages))
+    if not number:
+        return answer("Which order? Give me its four-digit number.")
+    return tool_call("get_order", {"order": number.group(1)})
+
+
+def tool_result_of(messages: list[dict]) -> str | None:
+    """The last tool result's body: the lines inside its <untrusted> block, without the preamble."""
+    results = [m.get("content") or "" for m in messages if m.get("role") == "tool"]
+    if not results:
+        return None
+    found = re.search(r"<untrusted[^>]*>\n[^\n]*\n(.*)\n</untrusted>", results[-1], re.DOTALL)
+    return found.group(1) if found else results[-1]
+
+
+def answer_from(looked_up: str) -> dict:
+    try:
+        order = json.loads(looked_up)
+    except ValueError:
+        return answer(f"The order could not be looked up: {looked_up}")
+    return answer(
+        f"Order {order['order']} ({order['customer']}: {order['items']}, {order['total']}) "
+        f"was {order['status']}."
+    )
+
+
+def tool_call(name: str, arguments: dict) -> dict:
     return {
         "role": "assistant",
         "content": None,
@@ -82,24 +125,10 @@ def front_desk(messages: list[dict]) -> dict:
             {
                 "id": "call_1",
                 "type": "function",
-                "function": {"name": "spawn_subtask", "arguments": json.dumps(arguments)},
+                "function": {"name": name, "arguments": json.dumps(arguments)},
             }
         ],
     }
-
-
-def ledger(messages: list[dict]) -> dict:
-    goal = goal_of(messages)
-    number = re.search(r"\b(\d{4})\b", goal)
-    if not number:
-        return answer("Which order? Give me its four-digit number.")
-    order = ORDERS.get(number.group(1))
-    if order is None:
-        return answer(f"There is no order {number.group(1)}.")
-    return answer(
-        f"Order {number.group(1)} ({order['customer']}: {order['items']}, {order['total']}) "
-        f"was {order['status']}."
-    )
 
 
 def answer(text: str) -> dict:
@@ -120,10 +149,13 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             return self.reply(400, {"error": {"message": "the body is not JSON"}})
         model = request.get("model", "")
-        agents = {"example-front-desk": front_desk, "example-ledger": ledger}
-        if model not in agents:
-            return self.reply(404, {"error": {"message": f"no model {model!r}"}})
-        message = agents[model](request.get("messages", []))
+        agents = {"front-desk": front_desk, "ledger": ledger}
+        agent = agent_of(request.get("messages", []))
+        if agent not in agents:
+            return self.reply(
+                404, {"error": {"message": f"model.py plays the front-desk and the ledger, not {agent!r}"}}
+            )
+        message = agents[agent](request.get("messages", []), request.get("tools", []))
         prompt = tokens(request.get("messages", []))
         completion = tokens(message)
         self.reply(

@@ -6,6 +6,9 @@
 #
 #   bash examples/delegation/run.sh ["your question"]
 #
+# With BATON_MODEL_BASE_URL (and BATON_MODEL, BATON_MODEL_API_KEY) set, both agents use that
+# OpenAI-compatible endpoint instead, and model.py is not started.
+#
 # It installs what it needs first (scripts/setup.sh: the Temporal CLI into .venv) and builds
 # baton, unless BATON names a baton binary to use. The answer goes to stdout; progress to stderr.
 set -euo pipefail
@@ -41,10 +44,14 @@ wait_for_line() {
   return 1
 }
 
-echo "== the example's model (model.py) on 127.0.0.1:8299" >&2
-python3 "$here/model.py" --port 8299 >"$logs/model.log" 2>&1 &
-pids+=($!)
-wait_for_line "$logs/model.log" ready
+if [ -n "${BATON_MODEL_BASE_URL:-}" ]; then
+  echo "== the model: ${BATON_MODEL:-the model each file names} at $BATON_MODEL_BASE_URL" >&2
+else
+  echo "== the example's model (model.py) on 127.0.0.1:8299" >&2
+  python3 "$here/model.py" --port 8299 >"$logs/model.log" 2>&1 &
+  pids+=($!)
+  wait_for_line "$logs/model.log" ready
+fi
 
 echo "== baton up ledger.toml front-desk.toml" >&2
 (cd "$here" && RUST_LOG="${RUST_LOG:-warn}" exec "$BATON" up ledger.toml front-desk.toml) \

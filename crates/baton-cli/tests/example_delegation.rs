@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 /// metrics endpoint.
 const PORTS: [u16; 6] = [8299, 8201, 8202, 7233, 8233, 9464];
 
-#[test]
-fn the_front_desk_delegates_an_order_question_to_the_ledger_and_relays_its_answer() {
+/// Runs run.sh with this build's `baton` and `env`; returns its stdout and stderr.
+fn run_example(env: &[(&str, &str)]) -> (String, String) {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let venv_bin = workspace.join(".venv/bin");
     let path = format!(
@@ -26,19 +26,49 @@ fn the_front_desk_delegates_an_order_question_to_the_ledger_and_relays_its_answe
         .arg("When did order 1042 ship?")
         .env("BATON", env!("CARGO_BIN_EXE_baton"))
         .env("PATH", path)
+        .envs(env.iter().copied())
         .output()
         .expect("running examples/delegation/run.sh");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     assert!(
         output.status.success(),
         "run.sh failed:\n{stderr}\n{stdout}"
     );
-    assert_eq!(
-        stdout.trim(),
-        "Order 1042 (Grace Hopper: 1 × walnut desk lamp, €129.00) was shipped on 2026-11-24, due 2026-11-27.",
-        "{stderr}"
-    );
+    (stdout, stderr)
+}
+
+/// The answer the ledger gives from orders.json, through its get_order MCP tool.
+const ANSWER: &str = "Order 1042 (Grace Hopper: 1 × walnut desk lamp, €129.00) was shipped on 2026-11-24, due 2026-11-27.";
+
+/// Waits until nothing of the example listens any more.
+fn wait_until_ports_are_free() {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    for port in PORTS {
+        while TcpListener::bind(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "port {port} is still taken after run.sh ended"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// A process killed on drop.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        self.0.kill().ok();
+        self.0.wait().ok();
+    }
+}
+
+#[test]
+fn the_front_desk_delegates_an_order_question_to_the_ledger_and_relays_its_answer() {
+    let (stdout, stderr) = run_example(&[]);
+    assert_eq!(stdout.trim(), ANSWER, "{stderr}");
     assert!(
         stderr.contains("agent ledger: task queue ledger"),
         "{stderr}"
@@ -69,15 +99,35 @@ fn the_front_desk_delegates_an_order_question_to_the_ledger_and_relays_its_answe
             "no model turns of {queue} in:\n{stderr}"
         );
     }
+    wait_until_ports_are_free();
 
-    let deadline = Instant::now() + Duration::from_secs(15);
-    for port in PORTS {
-        while TcpListener::bind(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "port {port} is still taken after run.sh ended"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
+    // The same example on another OpenAI-compatible endpoint, as the README runs it on a real
+    // model: here the example's model again, on a port of its own, under another model name.
+    let port = baton_tests::free_port();
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut model = Command::new("python3")
+        .arg(workspace.join("examples/delegation/model.py"))
+        .args(["--port", &port.to_string()])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting model.py");
+    let mut ready = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(model.stdout.take().expect("piped stdout")),
+        &mut ready,
+    )
+    .expect("model.py's ready line");
+    assert!(ready.starts_with("ready"), "{ready}");
+    let _model = Killed(model);
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let (stdout, stderr) = run_example(&[
+        ("BATON_MODEL_BASE_URL", url.as_str()),
+        ("BATON_MODEL", "any-model"),
+    ]);
+    assert_eq!(stdout.trim(), ANSWER, "{stderr}");
+    assert!(
+        stderr.contains(&format!("== the model: any-model at {url}")),
+        "{stderr}"
+    );
+    wait_until_ports_are_free();
 }

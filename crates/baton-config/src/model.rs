@@ -37,6 +37,10 @@ const CONTEXT_BUDGET_RANGE: std::ops::RangeInclusive<usize> = 1_000..=10_000_000
 pub const MAX_MODEL_RETRY_FOR: Duration = Duration::from_secs(3600);
 const DEFAULT_RETRY_FOR: Duration = Duration::from_secs(300);
 const API_KEY_VARIABLES: [&str; 2] = ["BATON_MODEL_API_KEY", "OPENAI_API_KEY"];
+/// Overrides `model.base_url`, so one command can point an agent at another endpoint.
+pub const BASE_URL_VARIABLE: &str = "BATON_MODEL_BASE_URL";
+/// Overrides `model.model`.
+pub const MODEL_VARIABLE: &str = "BATON_MODEL";
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 const DEFAULT_MODEL: &str = "gpt-4.1-mini";
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -48,7 +52,15 @@ pub(crate) fn read(
 ) -> ModelSettings {
     let section = field.section("a table like [model]", errors);
     section.refuse_unknown_explained(&KEYS, explain_secret_key(&API_KEY_VARIABLES), errors);
-    let base_url_field = section.field("base_url");
+    let base_url_override = overriding(env, BASE_URL_VARIABLE);
+    let model_override = overriding(env, MODEL_VARIABLE);
+    let base_url_field = match &base_url_override {
+        Some(value) => Field::detached(
+            format!("{BASE_URL_VARIABLE} (overriding model.base_url)"),
+            value,
+        ),
+        None => section.field("base_url"),
+    };
     let base_url = base_url(&base_url_field, DEFAULT_BASE_URL, errors)
         .unwrap_or_else(|| Url::parse(DEFAULT_BASE_URL).expect("the default model URL parses"));
     let api_key = secret_from_env(env, &API_KEY_VARIABLES);
@@ -58,8 +70,11 @@ pub(crate) fn read(
             "plain http is allowed only for a loopback host when an API key is set",
         );
     }
-    let model = section
-        .field("model")
+    let model_field = match &model_override {
+        Some(value) => Field::detached(format!("{MODEL_VARIABLE} (overriding model.model)"), value),
+        None => section.field("model"),
+    };
+    let model = model_field
         .optional_text("a string like \"gpt-4.1-mini\"", errors)
         .unwrap_or(DEFAULT_MODEL);
     let timeout = section
@@ -79,6 +94,13 @@ pub(crate) fn read(
         retry_for,
         context_budget,
     }
+}
+
+/// The value of `variable` as a TOML string, when it is set and not empty.
+fn overriding(env: &dyn Fn(&str) -> Option<String>, variable: &str) -> Option<toml::Value> {
+    env(variable)
+        .filter(|value| !value.is_empty())
+        .map(toml::Value::String)
 }
 
 /// `model.context_budget`: a number of tokens in [`CONTEXT_BUDGET_RANGE`].
@@ -116,6 +138,42 @@ mod tests {
         assert_eq!(model.timeout, Duration::from_secs(60));
         assert_eq!(model.retry_for, Duration::from_secs(300));
         assert_eq!(model.context_budget, 100_000);
+    }
+
+    #[test]
+    fn the_environment_overrides_the_endpoint_and_the_model() {
+        let text = "[model]\nbase_url = \"http://127.0.0.1:8299/v1\"\nmodel = \"example-ledger\"";
+        let model = parse_with_env(
+            text,
+            &[
+                ("BATON_MODEL_BASE_URL", "https://models.example.com/v1"),
+                ("BATON_MODEL", "gpt-5-mini"),
+            ],
+        )
+        .unwrap()
+        .model;
+        assert_eq!(model.base_url.as_str(), "https://models.example.com/v1");
+        assert_eq!(model.model, "gpt-5-mini");
+        let empty = parse_with_env(text, &[("BATON_MODEL_BASE_URL", ""), ("BATON_MODEL", "")])
+            .unwrap()
+            .model;
+        assert_eq!(empty.base_url.as_str(), "http://127.0.0.1:8299/v1");
+        assert_eq!(empty.model, "example-ledger");
+        assert_only_error_with_env(
+            text,
+            &[("BATON_MODEL_BASE_URL", "models.example.com")],
+            "BATON_MODEL_BASE_URL (overriding model.base_url)",
+            "must be an absolute http or https URL like \"https://api.openai.com/v1\" (got \"models.example.com\")",
+        );
+        assert_only_error_with_env(
+            "",
+            &[
+                ("BATON_MODEL_BASE_URL", "http://models.example.com/v1"),
+                ("BATON_MODEL_API_KEY", "sk-test"),
+            ],
+            "BATON_MODEL_BASE_URL (overriding model.base_url)",
+            "plain http is allowed only for a loopback host when an API key is set",
+        );
     }
 
     #[test]

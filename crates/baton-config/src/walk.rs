@@ -82,6 +82,15 @@ impl<'a> Section<'a> {
 }
 
 impl<'a> Field<'a> {
+    /// A value that comes from elsewhere than the file (an environment variable), named `path`
+    /// in errors.
+    pub(crate) fn detached(path: String, value: &'a Value) -> Field<'a> {
+        Field {
+            path,
+            value: Some(value),
+        }
+    }
+
     pub(crate) fn path(&self) -> &str {
         &self.path
     }

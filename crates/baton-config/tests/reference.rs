@@ -117,7 +117,9 @@ fn every_documented_key_is_accepted_and_every_accepted_key_is_documented() {
         variables.iter().map(String::as_str).collect::<Vec<_>>(),
         [
             "BATON_DEPLOYMENT_SECRET",
+            "BATON_MODEL",
             "BATON_MODEL_API_KEY",
+            "BATON_MODEL_BASE_URL",
             "OPENAI_API_KEY",
             "TEMPORAL_API_KEY"
         ]
