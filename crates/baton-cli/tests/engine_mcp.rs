@@ -42,9 +42,9 @@ fn offered_tools(request: &Value) -> Vec<String> {
         .collect()
 }
 
-fn stdio_server(calls: &Path) -> String {
+fn stdio_server(calls: &Path, call_timeout: &str) -> String {
     format!(
-        "id = \"shop\"\ncommand = {:?}\nargs = [{:?}, \"--transport\", \"stdio\", \"--calls\", {:?}]\ncall_timeout = \"1s\"",
+        "id = \"shop\"\ncommand = {:?}\nargs = [{:?}, \"--transport\", \"stdio\", \"--calls\", {:?}]\ncall_timeout = {call_timeout:?}",
         venv_program("python").display().to_string(),
         workspace()
             .join("tests/peers/mcp_server.py")
@@ -68,8 +68,8 @@ async fn a_stdio_server_s_tools_answer_fail_and_hang_without_failing_the_task() 
         reply("Order 1042 shipped on 2026-11-20; the refund could not be made."),
     ])
     .await;
-    let config =
-        WorkerConfig::new(&temporal, &model.base_url()).mcp_server(&stdio_server(calls.path()));
+    let config = WorkerConfig::new(&temporal, &model.base_url())
+        .mcp_server(&stdio_server(calls.path(), "1s"));
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
     temporal
         .start_task(
@@ -155,6 +155,52 @@ async fn a_stdio_server_s_tools_answer_fail_and_hang_without_failing_the_task() 
     let history = history_text(temporal.history("t-mcp").await).await;
     assert!(history.contains("invoke_tool"), "{history}");
     assert!(history.contains("tool get_order"), "{history}");
+}
+
+#[tokio::test]
+async fn a_worker_killed_during_a_write_tool_s_call_never_calls_it_again() {
+    let temporal = TestTemporal::start().await;
+    let calls = tempfile::NamedTempFile::new().unwrap();
+    let model = FakeModel::start(vec![
+        call("cancel_order", json!({"order": "1042"})),
+        reply("The cancellation may or may not have gone through."),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url())
+        .mcp_server(&stdio_server(calls.path(), "5m"));
+    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-mcp-kill",
+            task_input("cancel", "Cancel 1042."),
+        )
+        .await;
+    let deadline = std::time::Instant::now() + WITHIN;
+    while !recorded_calls(calls.path()).contains(&"cancel_order".to_string()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "cancel_order was never called"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    worker.kill().await;
+    worker.restart().await;
+    let view = temporal
+        .wait_for_task("t-mcp-kill", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    let requests = model.requests();
+    let result = last_tool_result(&requests[1]);
+    assert!(
+        result.starts_with(r#"{"error":{"code":"tool.not_retried""#),
+        "{result}"
+    );
+    assert_eq!(
+        recorded_calls(calls.path()),
+        ["cancel_order"],
+        "the restarted worker did not call the write tool again"
+    );
 }
 
 #[tokio::test]
