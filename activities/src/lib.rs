@@ -21,6 +21,7 @@ use std::time::Duration;
 use baton_a2a::{Registry, RemoteAgent};
 use baton_core::deadline::delegation_deadline;
 use baton_mcp::McpServers;
+use baton_metrics::ToolCallOutcome;
 use baton_model::ModelProvider;
 use baton_proto::failure_types::AGENT_UNKNOWN;
 use baton_proto::{
@@ -315,7 +316,15 @@ impl BatonActivities {
         ctx: ActivityContext,
         input: InvokeToolIn,
     ) -> Result<InvokeToolOut, ActivityError> {
-        heartbeating(&ctx, tool_call::invoke(&self.mcp, input)).await?
+        let tool = input.tool.clone();
+        let outcome = heartbeating(&ctx, tool_call::invoke(&self.mcp, input)).await?;
+        let counted = match &outcome {
+            Ok(out) if out.is_error => ToolCallOutcome::Error,
+            Ok(_) => ToolCallOutcome::Answered,
+            Err(_) => ToolCallOutcome::Failed,
+        };
+        baton_metrics::global().tool_call(&ctx.info().task_queue, &tool, counted);
+        outcome
     }
 
     /// One model turn behind the worker's static prefix. Errors worth retrying are retried

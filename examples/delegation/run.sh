@@ -88,4 +88,4 @@ PY
 echo "== in the Web UI: the front desk's TaskWorkflow, its RemoteTaskWorkflow child, and the ledger's own task" >&2
 grep -E "^Web UI" "$logs/baton.log" >&2
 echo "== what the metrics endpoint counted (http://127.0.0.1:9464/metrics)" >&2
-curl -sS --max-time 10 http://127.0.0.1:9464/metrics | grep -E "^baton_(delegations|model)" >&2
+curl -sS --max-time 10 http://127.0.0.1:9464/metrics | grep -E "^baton_(delegations|model|tool)" >&2

@@ -85,6 +85,7 @@ fn the_front_desk_delegates_an_order_question_to_the_ledger_and_relays_its_answe
     for line in [
         r#"baton_delegations_started_total{agent="ledger",task_queue="front-desk"} 1"#,
         r#"baton_delegations_finished_total{agent="ledger",outcome="completed",task_queue="front-desk"} 1"#,
+        r#"baton_tool_calls_total{outcome="answered",task_queue="ledger",tool="get_order"} 1"#,
     ] {
         assert!(
             stderr.lines().any(|l| l == line),

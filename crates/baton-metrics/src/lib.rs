@@ -56,6 +56,28 @@ pub struct Metrics {
     follow_streams_open: UpDownCounter,
     model_turns: Counter,
     model_tokens: Counter,
+    tool_calls: Counter,
+}
+
+/// What became of one attempt of an MCP tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolCallOutcome {
+    /// The tool answered.
+    Answered,
+    /// The tool answered with an error of its own, or the call was refused.
+    Error,
+    /// No answer: a timeout, or a server that could not be reached.
+    Failed,
+}
+
+impl ToolCallOutcome {
+    fn label(self) -> &'static str {
+        match self {
+            ToolCallOutcome::Answered => "answered",
+            ToolCallOutcome::Error => "error",
+            ToolCallOutcome::Failed => "failed",
+        }
+    }
 }
 
 impl Metrics {
@@ -94,6 +116,10 @@ impl Metrics {
             model_tokens: counter(
                 "baton_model_tokens_total",
                 "Tokens the model reported, by task queue and direction (input or output)",
+            ),
+            tool_calls: counter(
+                "baton_tool_calls_total",
+                "Attempts of MCP tool calls, by task queue, tool and outcome",
             ),
             meter,
         }
@@ -155,6 +181,17 @@ impl Metrics {
     pub fn model_turn_failed(&self, task_queue: &str) {
         let labels = self.labels([("task_queue", task_queue), ("outcome", "failed")]);
         self.model_turns.add(1, &labels);
+    }
+
+    /// One attempt of a call of the MCP tool `tool`; the tool names are the operator's, so the
+    /// label set stays bounded.
+    pub fn tool_call(&self, task_queue: &str, tool: &str, outcome: ToolCallOutcome) {
+        let labels = self.labels([
+            ("task_queue", task_queue),
+            ("tool", tool),
+            ("outcome", outcome.label()),
+        ]);
+        self.tool_calls.add(1, &labels);
     }
 }
 
@@ -287,6 +324,31 @@ mod tests {
             sample(&text, tokens, &[r#"direction="output""#]),
             Some(10.0)
         );
+    }
+
+    #[tokio::test]
+    async fn tool_calls_are_counted_by_tool_and_outcome() {
+        let endpoint = endpoint();
+        let metrics = Metrics::new(endpoint.meter());
+        metrics.tool_call("ledger", "get_order", ToolCallOutcome::Answered);
+        metrics.tool_call("ledger", "get_order", ToolCallOutcome::Answered);
+        metrics.tool_call("ledger", "get_order", ToolCallOutcome::Failed);
+        metrics.tool_call("ledger", "refund", ToolCallOutcome::Error);
+        let text = scrape(&endpoint).await;
+        let calls = "baton_tool_calls_total";
+        let of = |tool: &str, outcome: &str| {
+            sample(
+                &text,
+                calls,
+                &[
+                    &format!("tool=\"{tool}\""),
+                    &format!("outcome=\"{outcome}\""),
+                ],
+            )
+        };
+        assert_eq!(of("get_order", "answered"), Some(2.0));
+        assert_eq!(of("get_order", "failed"), Some(1.0));
+        assert_eq!(of("refund", "error"), Some(1.0));
     }
 
     #[tokio::test]
