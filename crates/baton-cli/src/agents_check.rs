@@ -1,5 +1,6 @@
 //! `baton agents check`: fetch and validate every card, show what was chosen, and print the
-//! roster exactly as the model will see it.
+//! roster exactly as the model will see it; then connect to every `[[mcp]]` server and list the
+//! tools the model will be offered.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -8,6 +9,7 @@ use baton_a2a::{AgentCheck, CardLimits, Registry};
 use baton_config::Settings;
 use baton_core::deployment_key::DeploymentKey;
 use baton_core::display::one_line_capped;
+use baton_mcp::McpServers;
 
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
@@ -23,8 +25,12 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
         registry.roster().text
     );
 
-    if refused.is_empty() {
+    let tools_offered = check_mcp_servers(&settings).await;
+    if refused.is_empty() && tools_offered {
         return Ok(ExitCode::SUCCESS);
+    }
+    if refused.is_empty() {
+        return Ok(ExitCode::FAILURE);
     }
     eprintln!("\nerror: {} agent(s) refused:", refused.len());
     for error in refused {
@@ -36,6 +42,38 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::FAILURE)
+}
+
+/// Connects to the `[[mcp]]` servers as a worker would and prints the tools the model will be
+/// offered, or why the worker would refuse to start. False when it would.
+async fn check_mcp_servers(settings: &Settings) -> bool {
+    if settings.mcp.is_empty() {
+        return true;
+    }
+    match McpServers::connect(&settings.mcp).await {
+        Ok(servers) => {
+            println!("\nMCP tools (offered beside spawn_subtask and reply_to_subtask):");
+            for tool in servers.tools() {
+                let retries = if tool.retry_safe {
+                    "read-only or idempotent: up to 3 attempts"
+                } else {
+                    "may change something: called once"
+                };
+                println!(
+                    "  {} ({}; {retries}): {}",
+                    tool.name,
+                    tool.server,
+                    one_line_capped(&tool.description, NAME_CELL)
+                );
+            }
+            servers.close().await;
+            true
+        }
+        Err(error) => {
+            eprintln!("\nerror: {}", one_line_capped(&error, ERROR_LINE));
+            false
+        }
+    }
 }
 
 /// The widest a card's text is shown: a card is a stranger's, so its name and interface are

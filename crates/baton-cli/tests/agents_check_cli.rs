@@ -202,3 +202,40 @@ async fn a_bad_config_is_reported_by_setting() {
     assert!(stderr.contains("agents[0].id"), "{stderr}");
     assert!(stderr.contains("reserved"), "{stderr}");
 }
+
+#[tokio::test]
+async fn the_mcp_tools_are_listed_as_the_model_is_offered_them() {
+    let example = baton_tests::workspace().join("examples/delegation");
+    let output = run_check(&format!(
+        "[[mcp]]\nid = \"orders\"\ncommand = \"python3\"\nargs = [{:?}, {:?}]\n",
+        example.join("orders_mcp.py").display().to_string(),
+        example.join("orders.json").display().to_string(),
+    ))
+    .await;
+    let stdout = text(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}\n{stdout}",
+        text(&output.stderr)
+    );
+    assert!(
+        stdout.contains(
+            "MCP tools (offered beside spawn_subtask and reply_to_subtask):\n  get_order (orders; read-only or idempotent: up to 3 attempts): Looks up one customer order"
+        ),
+        "{stdout}"
+    );
+
+    let output = run_check(&format!(
+        "[[mcp]]\nid = \"orders\"\ncommand = \"python3\"\nargs = [{:?}]\ntools = [\"refund\"]\n",
+        example.join("orders_mcp.py").display().to_string(),
+    ))
+    .await;
+    assert!(!output.status.success());
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(
+            "error: mcp[0] (orders): the server lists no tool refund (it lists: get_order); correct mcp[0] (orders).tools"
+        ),
+        "{stderr}"
+    );
+}
