@@ -2,6 +2,9 @@
 //! roster) goes in front here, so it is byte-identical on every turn of every task of one
 //! worker and never enters workflow history.
 
+use baton_core::ask_participant::{
+    ASK_PARTICIPANT, ASK_PARTICIPANT_DESCRIPTION, ask_participant_schema,
+};
 use baton_core::context::render_note;
 use baton_core::context_budget::{cut_marker, items_to_cut};
 use baton_core::push_token::hex;
@@ -148,6 +151,11 @@ fn baton_tools() -> Vec<ToolSpec> {
             name: REPLY_TO_SUBTASK.to_string(),
             description: REPLY_TO_SUBTASK_DESCRIPTION.to_string(),
             parameters: reply_to_subtask_schema(),
+        },
+        ToolSpec {
+            name: ASK_PARTICIPANT.to_string(),
+            description: ASK_PARTICIPANT_DESCRIPTION.to_string(),
+            parameters: ask_participant_schema(),
         },
     ]
 }

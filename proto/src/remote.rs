@@ -259,7 +259,8 @@ pub struct InvokeModelOut {
     pub tool_calls: Vec<ToolCallRecord>,
     pub input_tokens: u64,
     pub output_tokens: u64,
-    /// SHA-256 of the static prefix sent: the same on every turn of every task of one worker.
+    /// SHA-256 of the static prefix sent (its text, then its tools): the same on every turn of
+    /// every task of one worker.
     pub prefix_sha256: String,
     /// The agent ids of the roster the model was shown: the only values `spawn_subtask` takes.
     pub agents: Vec<String>,

@@ -174,10 +174,10 @@ async fn only_the_named_tools_are_offered() {
 #[tokio::test]
 async fn servers_that_cannot_be_honoured_stop_the_worker_naming_the_entry() {
     let mut spec = stdio_mcp_spec("test", None, Duration::from_secs(5));
-    spec.tools = Some(vec!["cancel_order".into()]);
+    spec.tools = Some(vec!["void_order".into()]);
     let error = McpServers::connect(&[spec]).await.err().expect("refused");
     assert!(
-        error.starts_with("mcp[0] (test): the server lists no tool cancel_order (it lists: get_order, refund, cancel_order, slow_lookup, big, shout)"),
+        error.starts_with("mcp[0] (test): the server lists no tool void_order (it lists: get_order, refund, cancel_order, slow_lookup, big, shout)"),
         "{error}"
     );
 

@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 
 use baton_activities::BatonActivities;
+use baton_core::ask_participant::{ASK_PARTICIPANT, ASKED_CONTENT, validate_ask};
 use baton_core::brief::{brief_envelope, brief_text};
 use baton_core::completion::{Completion, decide_completion};
 use baton_core::context::render_task_section;
@@ -22,7 +23,7 @@ use baton_core::sub_task_reply::{
     authorisation_request, mark_answered, participant_answered_note, replied_content,
     validate_reply,
 };
-use baton_core::sub_tasks::AWAITING_NEXT_MESSAGE;
+use baton_core::sub_tasks::{AWAITING_ANSWER, AWAITING_NEXT_MESSAGE};
 use baton_core::sub_tasks::{
     apply_child_done, creation_failed_note, delegation_end, map_remote_state,
 };
@@ -77,6 +78,8 @@ const TURNS_PER_MESSAGE_PATCH: &str = "baton.turns-per-message";
 /// Sub-tasks take answers (`reply_to_subtask`, a participant's answer through the task) and
 /// the task tells its participants of sub-tasks that wait for their authorisation.
 const SUB_TASK_ANSWERS_PATCH: &str = "baton.sub-task-answers";
+/// The model may ask the task's participants a question (`ask_participant`).
+const ASK_PARTICIPANT_PATCH: &str = "baton.ask-participant";
 
 #[workflow]
 pub struct TaskWorkflow {
@@ -101,6 +104,8 @@ pub struct TaskWorkflow {
     turns_since_message: u32,
     turns_this_run: u32,
     last_answer: Option<String>,
+    /// What the model asked the participants in this turn, to pose once its tool calls have run.
+    question: Option<String>,
     cancel_reason: Option<String>,
     /// Why the start input could not be read, when it could not.
     invalid_input: Option<String>,
@@ -151,6 +156,7 @@ impl TaskWorkflow {
             turns_since_message: 0,
             turns_this_run: 0,
             last_answer: None,
+            question: None,
             cancel_reason: None,
             invalid_input,
             push_configs: Vec::new(),
@@ -549,10 +555,18 @@ impl TaskWorkflow {
     }
 
     /// A conversation parked after its answer, with no new message yet.
+    /// Parked after an answer, or waiting for the answer to a question.
     fn awaits_next_message(&self) -> bool {
         self.state == TaskState::InputRequired
-            && self.sub_state.as_deref() == Some(AWAITING_NEXT_MESSAGE)
+            && matches!(
+                self.sub_state.as_deref(),
+                Some(AWAITING_NEXT_MESSAGE | AWAITING_ANSWER)
+            )
             && self.unread_messages == 0
+    }
+
+    fn awaits_answer(&self) -> bool {
+        self.sub_state.as_deref() == Some(AWAITING_ANSWER)
     }
 
     fn carry(&self) -> TaskInput {
@@ -633,6 +647,13 @@ async fn take_turns(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowResult<T
             match wait_for_next_message(ctx).await {
                 Parked::Woken => {}
                 Parked::Interrupted => continue,
+                Parked::Idle if ctx.state(TaskWorkflow::awaits_answer) => {
+                    let idle = ctx.state(|s| s.input.limits.idle_timeout_secs);
+                    let reason = format!(
+                        "no participant answered the question within {idle}s (limits.idle_timeout_secs)"
+                    );
+                    return finish(ctx, TaskState::Failed, Some(reason)).await;
+                }
                 Parked::Idle => {
                     let answer = ctx.state(|s| s.last_answer.clone());
                     return finish(ctx, TaskState::Completed, answer).await;
@@ -656,6 +677,10 @@ async fn take_turns(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowResult<T
                     content,
                 })
             });
+        }
+        if let Some(question) = ctx.state_mut(|s| s.question.take()) {
+            pose_question(ctx, question);
+            continue;
         }
 
         let decision = ctx.state(|s| {
@@ -943,12 +968,26 @@ async fn run_tool_call(
     if call.name == REPLY_TO_SUBTASK && ctx.patched(SUB_TASK_ANSWERS_PATCH) {
         return answer_sub_task(ctx, call).await;
     }
+    if call.name == ASK_PARTICIPANT && ctx.patched(ASK_PARTICIPANT_PATCH) {
+        return match validate_ask(&call.arguments) {
+            Ok(question) => {
+                ctx.state_mut(|s| {
+                    s.question = Some(match s.question.take() {
+                        Some(earlier) => format!("{earlier}\n{question}"),
+                        None => question,
+                    })
+                });
+                ASKED_CONTENT.to_string()
+            }
+            Err(error) => tool_error_content(&error),
+        };
+    }
     // Histories before MCP tools offered none, so this changes no replay.
     if let Some(tool) = turn.mcp_tools.iter().find(|tool| tool.name == call.name) {
         return call_mcp_tool(ctx, call, tool).await;
     }
     if call.name != SPAWN_SUBTASK {
-        let available: Vec<String> = [SPAWN_SUBTASK, REPLY_TO_SUBTASK]
+        let available: Vec<String> = [SPAWN_SUBTASK, REPLY_TO_SUBTASK, ASK_PARTICIPANT]
             .into_iter()
             .map(str::to_string)
             .chain(turn.mcp_tools.iter().map(|tool| tool.name.clone()))
@@ -969,6 +1008,29 @@ async fn run_tool_call(
         Err(error) => tool_error_content(&error),
         Ok(request) => delegate(ctx, request).await,
     }
+}
+
+/// Puts the model's question to the participants: it joins the task's messages, and the task
+/// waits INPUT_REQUIRED (`awaiting-answer`) with the question as its status, until a
+/// participant's next message, which the model reads as the answer.
+fn pose_question(ctx: &mut WorkflowContext<TaskWorkflow>, question: String) {
+    let now = ctx.workflow_time();
+    let task_id = ctx.workflow_id().to_string();
+    ctx.state_mut(|s| {
+        let asked = TaskMessage {
+            message_id: format!("{task_id}:question:{}", s.turns),
+            role: MessageRole::Agent,
+            text: question.clone(),
+        };
+        s.messages.push(asked.clone());
+        s.log.push(now, TaskEvent::Message { message: asked });
+    });
+    record_state(
+        ctx,
+        TaskState::InputRequired,
+        Some(AWAITING_ANSWER.into()),
+        Some(question),
+    );
 }
 
 /// One call of an MCP tool, as an `invoke_tool` activity whose retries respect whether the tool

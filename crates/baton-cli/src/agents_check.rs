@@ -52,7 +52,7 @@ async fn check_mcp_servers(settings: &Settings) -> bool {
     }
     match McpServers::connect(&settings.mcp).await {
         Ok(servers) => {
-            println!("\nMCP tools (offered beside spawn_subtask and reply_to_subtask):");
+            println!("\nMCP tools (offered beside Baton's own tools):");
             for tool in servers.tools() {
                 let retries = if tool.retry_safe {
                     "read-only or idempotent: up to 3 attempts"

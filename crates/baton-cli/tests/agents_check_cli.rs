@@ -220,7 +220,7 @@ async fn the_mcp_tools_are_listed_as_the_model_is_offered_them() {
     );
     assert!(
         stdout.contains(
-            "MCP tools (offered beside spawn_subtask and reply_to_subtask):\n  get_order (orders; read-only or idempotent: up to 3 attempts): Looks up one customer order"
+            "MCP tools (offered beside Baton's own tools):\n  get_order (orders; read-only or idempotent: up to 3 attempts): Looks up one customer order"
         ),
         "{stdout}"
     );

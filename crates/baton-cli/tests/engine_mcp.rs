@@ -90,6 +90,7 @@ async fn a_stdio_server_s_tools_answer_fail_and_hang_without_failing_the_task() 
         [
             "spawn_subtask",
             "reply_to_subtask",
+            "ask_participant",
             "get_order",
             "refund",
             "cancel_order",
@@ -231,7 +232,12 @@ async fn an_http_server_s_tool_answers_a_task() {
     let requests = model.requests();
     assert_eq!(
         offered_tools(&requests[0]),
-        ["spawn_subtask", "reply_to_subtask", "shout"]
+        [
+            "spawn_subtask",
+            "reply_to_subtask",
+            "ask_participant",
+            "shout"
+        ]
     );
     let shouted = last_tool_result(&requests[1]);
     assert!(

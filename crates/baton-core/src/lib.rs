@@ -6,6 +6,7 @@
 
 pub mod a2a_state;
 pub mod agent_card;
+pub mod ask_participant;
 pub mod brief;
 pub mod completion;
 pub mod context;

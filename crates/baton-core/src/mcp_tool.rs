@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::ask_participant::ASK_PARTICIPANT;
 use crate::roster::clean_field;
 use crate::spawn_subtask::{INVALID_ARGUMENTS, SPAWN_SUBTASK, ToolError};
 use crate::sub_task_reply::REPLY_TO_SUBTASK;
@@ -46,7 +47,7 @@ pub fn tool_name_problem(name: &str) -> Option<String> {
             "a tool name may hold only letters, digits, '_' and '-' (got {name:?})"
         ));
     }
-    if [SPAWN_SUBTASK, REPLY_TO_SUBTASK].contains(&name) {
+    if [SPAWN_SUBTASK, REPLY_TO_SUBTASK, ASK_PARTICIPANT].contains(&name) {
         return Some(format!("{name} is one of Baton's own tools"));
     }
     None
@@ -211,6 +212,10 @@ mod tests {
         assert_eq!(
             tool_name_problem("reply_to_subtask"),
             Some("reply_to_subtask is one of Baton's own tools".into())
+        );
+        assert_eq!(
+            tool_name_problem("ask_participant"),
+            Some("ask_participant is one of Baton's own tools".into())
         );
     }
 

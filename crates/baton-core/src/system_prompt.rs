@@ -24,7 +24,7 @@ The task completes when you answer without calling a tool and no sub-task is unr
 
 ## participants
 
-The participants are the people and agents on this task, each with a role: the assignee does the work, a reporter asked for it, a watcher follows it, an admin may change it. The `participants` section says who you are; the task section lists the task's own participants. Their messages are the requests you serve.
+The participants are the people and agents on this task, each with a role: the assignee does the work, a reporter asked for it, a watcher follows it, an admin may change it. The `participants` section says who you are; the task section lists the task's own participants. Their messages are the requests you serve. When only a participant can tell you something the task needs, ask with `ask_participant`: the task waits for their answer, which arrives as their next message.
 
 ## tools
 
