@@ -28,11 +28,13 @@ pub struct McpServerSpec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpTransport {
     /// A program started by the worker, speaking MCP on its stdin and stdout. It runs in the
-    /// settings file's directory.
+    /// settings file's directory, with the worker's environment less `withheld_env`: the
+    /// variables that hold Baton's own secrets.
     Stdio {
         command: PathBuf,
         args: Vec<String>,
         directory: PathBuf,
+        withheld_env: Vec<String>,
     },
     /// A streamable HTTP endpoint, with an optional bearer token from the environment.
     Http { url: Url, bearer: Option<EnvSecret> },
@@ -167,6 +169,7 @@ fn read_transport(
                 command: program_path(program, base_dir),
                 args,
                 directory: base_dir.to_path_buf(),
+                withheld_env: Vec::new(),
             })
         }
         (false, true) => {
@@ -196,6 +199,16 @@ fn read_transport(
                 "required: command (a program speaking MCP on stdio) or url (streamable HTTP)",
             );
             None
+        }
+    }
+}
+
+/// Gives every stdio server the list of variables it must not inherit: `secret_variables`, the
+/// ones that hold Baton's own secrets. The rest of the settings name them, so this runs last.
+pub(crate) fn withhold_secrets(servers: &mut [McpServerSpec], secret_variables: &[String]) {
+    for server in servers {
+        if let McpTransport::Stdio { withheld_env, .. } = &mut server.transport {
+            *withheld_env = secret_variables.to_vec();
         }
     }
 }
@@ -241,6 +254,12 @@ mod tests {
                 command: PathBuf::from("python3"),
                 args: vec!["orders_mcp.py".into(), "orders.json".into()],
                 directory: PathBuf::from(BASE_DIR),
+                withheld_env: vec![
+                    "BATON_DEPLOYMENT_SECRET".into(),
+                    "BATON_MODEL_API_KEY".into(),
+                    "OPENAI_API_KEY".into(),
+                    "TEMPORAL_API_KEY".into(),
+                ],
             }
         );
         assert_eq!(spec.tools, None);
@@ -280,6 +299,40 @@ mod tests {
         assert_eq!(bearer.variable, "ORDERS_TOKEN");
         assert_eq!(bearer.secret.expose(), "s3cret");
         assert_only_error(text, "mcp[0].bearer_env", "ORDERS_TOKEN is not set");
+    }
+
+    #[test]
+    fn a_stdio_server_inherits_none_of_baton_s_secrets() {
+        let text = "[[agents]]\nid = \"vault\"\nurl = \"https://vault.example.com\"\nauth = { bearer_env = \"VAULT_TOKEN\" }\n\
+                    [[server.auth.tokens]]\nparticipant = \"alice\"\nsecret_env = \"ALICE_TOKEN\"\n\
+                    [[mcp]]\nid = \"policies\"\nurl = \"https://p.example.com/mcp\"\nbearer_env = \"POLICIES_TOKEN\"\n\
+                    [[mcp]]\nid = \"orders\"\ncommand = \"orders-mcp\"";
+        let settings = parse_with_env(
+            text,
+            &[
+                ("VAULT_TOKEN", "v"),
+                ("ALICE_TOKEN", "a-token-of-sixteen-chars"),
+                ("POLICIES_TOKEN", "p"),
+            ],
+        )
+        .unwrap();
+        let McpTransport::Stdio { withheld_env, .. } = &settings.mcp[1].transport else {
+            panic!("stdio expected");
+        };
+        for variable in [
+            "BATON_DEPLOYMENT_SECRET",
+            "BATON_MODEL_API_KEY",
+            "OPENAI_API_KEY",
+            "TEMPORAL_API_KEY",
+            "VAULT_TOKEN",
+            "ALICE_TOKEN",
+            "POLICIES_TOKEN",
+        ] {
+            assert!(
+                withheld_env.iter().any(|v| v == variable),
+                "{variable}: {withheld_env:?}"
+            );
+        }
     }
 
     #[test]

@@ -94,6 +94,9 @@ fn read(
     let model = model::read(root.field("model"), env, &mut errors);
     let metrics = metrics::read(root.field("metrics"), &mut errors);
     errors.into_result(source_name)?;
+    let mut mcp = mcp;
+    let secrets = secret_variables(&agents, &server, &mcp);
+    mcp::withhold_secrets(&mut mcp, &secrets);
     Ok(Settings {
         agent,
         agents,
@@ -105,6 +108,55 @@ fn read(
         metrics,
         source: None,
     })
+}
+
+/// Every environment variable that holds one of Baton's own secrets: the fixed ones, and the
+/// ones the file names for agents, callers and MCP servers.
+fn secret_variables(
+    agents: &[RemoteAgentSpec],
+    server: &ServerSettings,
+    mcp: &[McpServerSpec],
+) -> Vec<String> {
+    let fixed = [
+        crate::DEPLOYMENT_SECRET_VARIABLE,
+        "BATON_MODEL_API_KEY",
+        "OPENAI_API_KEY",
+        "TEMPORAL_API_KEY",
+    ];
+    let agent_secrets =
+        agents
+            .iter()
+            .filter_map(|agent| agent.auth.as_ref())
+            .map(|auth| match auth {
+                crate::AgentAuth::Bearer(secret) | crate::AgentAuth::ApiKey(secret) => {
+                    secret.variable.clone()
+                }
+                crate::AgentAuth::ClientCredentials(client) => {
+                    client.client_secret.variable.clone()
+                }
+            });
+    let caller_secrets = server
+        .auth
+        .tokens
+        .iter()
+        .map(|grant| grant.variable.clone());
+    let mcp_secrets = mcp.iter().filter_map(|server| match &server.transport {
+        crate::McpTransport::Http {
+            bearer: Some(bearer),
+            ..
+        } => Some(bearer.variable.clone()),
+        _ => None,
+    });
+    let mut variables: Vec<String> = fixed
+        .into_iter()
+        .map(str::to_string)
+        .chain(agent_secrets)
+        .chain(caller_secrets)
+        .chain(mcp_secrets)
+        .collect();
+    variables.sort_unstable();
+    variables.dedup();
+    variables
 }
 
 /// A credential may not make its holder this agent: the agent's own calls prove themselves with

@@ -48,9 +48,13 @@ pub(crate) async fn open(spec: &McpServerSpec) -> Result<Connection, String> {
             command,
             args,
             directory,
+            withheld_env,
         } => {
             let mut program = tokio::process::Command::new(command);
             program.args(args).current_dir(directory);
+            for variable in withheld_env {
+                program.env_remove(variable);
+            }
             let (transport, _) = TokioChildProcess::builder(program)
                 .stderr(Stdio::inherit())
                 .spawn()
@@ -58,8 +62,10 @@ pub(crate) async fn open(spec: &McpServerSpec) -> Result<Connection, String> {
             client_config().serve(transport).await
         }
         McpTransport::Http { url, bearer } => {
+            // No redirects: the bearer token goes to the URL the operator wrote, nowhere else.
             let client = reqwest::Client::builder()
                 .connect_timeout(HTTP_CONNECT_TIMEOUT)
+                .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .map_err(|error| format!("cannot build an HTTP client: {error}"))?;
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
