@@ -94,6 +94,37 @@ async fn a_missing_binary_says_how_to_install_it_and_which_setting_points_elsewh
 }
 
 #[tokio::test]
+async fn a_port_another_server_holds_is_refused_naming_the_setting_and_never_adopted() {
+    let state = tempfile::tempdir().unwrap();
+    let first = settings(state.path(), &venv_program("temporal"));
+    let (server, _connection) = EmbeddedServer::start(&first.temporal).await.unwrap();
+    let other_state = tempfile::tempdir().unwrap();
+    let mut second = settings(other_state.path(), &venv_program("temporal"));
+    second.temporal.embedded.port = server
+        .address()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let error = EmbeddedServer::start(&second.temporal)
+        .await
+        .err()
+        .expect("refused");
+    let text = error.to_string();
+    assert!(matches!(error, EmbeddedError::PortTaken { .. }), "{text}");
+    assert!(
+        text.starts_with(&format!(
+            "temporal.embedded.port {} on 127.0.0.1 is taken by another process",
+            second.temporal.embedded.port
+        )),
+        "{text}"
+    );
+    assert!(text.contains("temporal.mode = \"remote\""), "{text}");
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn a_server_that_dies_at_start_is_reported_with_its_log() {
     let state = tempfile::tempdir().unwrap();
     let fake = state.path().join("temporal");

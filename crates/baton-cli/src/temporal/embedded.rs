@@ -22,6 +22,9 @@ const STOP_GRACE: Duration = Duration::from_secs(10);
 /// internal services itself, and another process can take one before it binds it
 /// (temporalio/cli#550); it then exits with "address already in use", and a new start succeeds.
 const START_ATTEMPTS: u32 = 3;
+/// How long a configured port may stay taken before the start gives up: long enough for the
+/// last run's server to let it go.
+const PORT_RELEASE_WAIT: Duration = Duration::from_secs(5);
 /// How the dev server's log says a port it wanted was taken.
 const PORT_TAKEN: &str = "address already in use";
 
@@ -45,6 +48,16 @@ pub enum EmbeddedError {
     StateDir { dir: PathBuf, reason: String },
     #[error("no free port on 127.0.0.1 for the embedded Temporal server: {0}")]
     NoFreePort(std::io::Error),
+    #[error(
+        "temporal.embedded.{setting} {port} on 127.0.0.1 is taken by another process ({reason}): \
+         stop it, set temporal.embedded.{setting} to another port (0 picks a free one), or use \
+         that server with temporal.mode = \"remote\""
+    )]
+    PortTaken {
+        port: u16,
+        setting: &'static str,
+        reason: String,
+    },
     #[error("cannot start {binary}: {reason}")]
     Spawn { binary: String, reason: String },
     #[error(
@@ -107,8 +120,8 @@ impl EmbeddedServer {
         let embedded = &settings.embedded;
         let binary = resolve_binary(&embedded.binary)?;
         let state_dir = prepare_state_dir(&embedded.database)?;
-        let port = choose_port(embedded.port)?;
-        let ui_port = choose_port(embedded.ui_port)?;
+        let port = choose_port(embedded.port, "port").await?;
+        let ui_port = choose_port(embedded.ui_port, "ui_port").await?;
         let log = state_dir.join("temporal.log");
         let log_file = File::create(&log).map_err(|e| EmbeddedError::StateDir {
             dir: state_dir.clone(),
@@ -185,6 +198,14 @@ impl EmbeddedServer {
         loop {
             tokio::select! {
                 result = &mut ready => {
+                    // What answered must be this server, not one that took the port first.
+                    if let Some(status) = self.exited() {
+                        return Err(EmbeddedError::ExitedEarly {
+                            status,
+                            log: self.log.clone(),
+                            tail: log_tail(&self.log),
+                        });
+                    }
                     return result.map_err(|source| EmbeddedError::NotReady {
                         waited: started.elapsed(),
                         log: self.log.clone(),
@@ -311,9 +332,29 @@ fn prepare_state_dir(database: &Path) -> Result<PathBuf, EmbeddedError> {
     Ok(dir)
 }
 
-fn choose_port(configured: u16) -> Result<u16, EmbeddedError> {
+/// `configured`, once it is free: a server that is still stopping (the last run's) gets a few
+/// seconds to let it go, and a port another process holds is an error naming the setting, so
+/// Baton never mistakes someone else's server for its own. 0 picks a free port.
+async fn choose_port(configured: u16, setting: &'static str) -> Result<u16, EmbeddedError> {
     if configured != 0 {
-        return Ok(configured);
+        let deadline = Instant::now() + PORT_RELEASE_WAIT;
+        loop {
+            match TcpListener::bind(("127.0.0.1", configured)) {
+                Ok(_) => return Ok(configured),
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::AddrInUse && Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => {
+                    return Err(EmbeddedError::PortTaken {
+                        port: configured,
+                        setting,
+                        reason: e.to_string(),
+                    });
+                }
+            }
+        }
     }
     let listener = TcpListener::bind("127.0.0.1:0").map_err(EmbeddedError::NoFreePort)?;
     let port = listener
