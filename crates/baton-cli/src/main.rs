@@ -25,17 +25,20 @@ enum Command {
     },
     /// Serve Baton as an A2A 1.0 agent on [server] bind, with Temporal behind every call.
     Gateway {
+        /// The agent's baton.toml.
         #[arg(long, short, value_name = "FILE")]
         config: PathBuf,
     },
     /// Run a Temporal worker for TaskWorkflow, RemoteTaskWorkflow and their activities.
     Worker {
+        /// The agent's baton.toml.
         #[arg(long, short, value_name = "FILE")]
         config: PathBuf,
     },
     /// Run every agent of the given configs in one process: workers, gateways, and one embedded
     /// Temporal dev server for the agents in embedded mode. Ctrl-C stops everything.
     Up {
+        /// One baton.toml per agent.
         #[arg(required = true, value_name = "CONFIG")]
         configs: Vec<PathBuf>,
     },
@@ -58,6 +61,7 @@ enum Command {
 enum AgentsCommand {
     /// Fetch and validate every agent's card, then print the roster the model will see.
     Check {
+        /// The agent's baton.toml.
         #[arg(long, short, value_name = "FILE")]
         config: PathBuf,
     },
@@ -67,15 +71,41 @@ enum AgentsCommand {
 enum TemporalCommand {
     /// Start `temporal server start-dev` with the config's [temporal.embedded] settings.
     Serve {
+        /// The agent's baton.toml, whose [temporal.embedded] is used.
         #[arg(long, short, value_name = "FILE")]
         config: PathBuf,
     },
+}
+
+impl Command {
+    /// The commands whose output feeds other tools (`baton task list --json | head`); the rest
+    /// serve, and keep Rust's handling of a closed pipe (an error, not the end of the process).
+    fn prints_for_a_pipeline(&self) -> bool {
+        matches!(
+            self,
+            Command::Task { .. } | Command::Agents { .. } | Command::Replay(_)
+        )
+    }
+}
+
+/// Ends the process quietly when the reader of its output goes away, as Unix tools end, instead
+/// of panicking in `println!` on the closed pipe. A connection the server closes mid-write ends
+/// the command the same way.
+fn end_quietly_on_a_closed_pipe() {
+    // SAFETY: restoring the default disposition of SIGPIPE installs no handler and touches no
+    // memory of this process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     baton_cli::logging::init();
     let cli = Cli::parse();
+    if cli.command.prints_for_a_pipeline() {
+        end_quietly_on_a_closed_pipe();
+    }
     let outcome = match cli.command {
         Command::Agents {
             command: AgentsCommand::Check { config },
@@ -96,5 +126,36 @@ async fn main() -> ExitCode {
             eprintln!("error: {error:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// Every command, option and argument says what it is in `--help`.
+    #[test]
+    fn every_command_and_option_has_help() {
+        fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in command.get_arguments() {
+                if arg.get_help().is_none() {
+                    missing.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in command.get_subcommands() {
+                let path = format!("{path} {}", sub.get_name());
+                if sub.get_about().is_none() {
+                    missing.push(path.clone());
+                }
+                walk(sub, &path, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        let mut command = Cli::command();
+        command.build();
+        walk(&command, "baton", &mut missing);
+        assert!(missing.is_empty(), "no help for: {missing:?}");
     }
 }

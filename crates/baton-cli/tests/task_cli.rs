@@ -111,6 +111,20 @@ async fn send_show_list_and_cancel_drive_a_task_through_the_gateway() {
             .iter()
             .any(|t| t["id"] == task_id.as_str())
     );
+    // A reader that goes away (`baton task list --json | head -c0`) ends the command quietly,
+    // as a Unix tool ends, never with a panic on the closed pipe.
+    let mut piped = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["task", "list", "--url", &url, "--as", "alice", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("running baton task list");
+    drop(piped.stdout.take());
+    let ended = piped.wait_with_output().expect("baton task list ends");
+    let stderr = String::from_utf8_lossy(&ended.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_ne!(ended.status.code(), Some(101), "{stderr}");
+
     let strangers = baton(&["task", "list", "--url", &url, "--as", "mallory"]).await;
     assert_eq!(stdout(&strangers).trim(), "no tasks");
     let hidden = baton(&["task", "show", "--url", &url, "--as", "mallory", &task_id]).await;

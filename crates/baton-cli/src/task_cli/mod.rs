@@ -45,8 +45,10 @@ pub enum TaskCommand {
     Show {
         #[command(flatten)]
         target: Target,
+        /// The task's id.
         #[arg(value_name = "ID")]
         id: String,
+        /// Print the task as A2A JSON.
         #[arg(long)]
         json: bool,
     },
@@ -57,8 +59,10 @@ pub enum TaskCommand {
         /// Only the tasks of this context.
         #[arg(long, value_name = "ID")]
         context: Option<String>,
+        /// How many tasks to list.
         #[arg(long, default_value_t = 50, value_name = "N")]
         page_size: i32,
+        /// Print the ListTasks response as A2A JSON.
         #[arg(long)]
         json: bool,
     },
@@ -66,8 +70,10 @@ pub enum TaskCommand {
     Cancel {
         #[command(flatten)]
         target: Target,
+        /// The task's id.
         #[arg(value_name = "ID")]
         id: String,
+        /// Print the cancelled task as A2A JSON.
         #[arg(long)]
         json: bool,
     },
