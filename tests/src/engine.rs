@@ -350,6 +350,8 @@ pub struct WorkerConfig {
     pub temporal_extra: Vec<String>,
     /// `metrics.bind`, like `127.0.0.1:9464`.
     pub metrics_bind: Option<String>,
+    /// `health.bind`, like `127.0.0.1:8081`.
+    pub health_bind: Option<String>,
     /// The bodies of `[[mcp]]` tables, like `id = "orders"\ncommand = "orders-mcp"`.
     pub mcp: Vec<String>,
 }
@@ -367,6 +369,7 @@ impl WorkerConfig {
             server_extra: Vec::new(),
             temporal_extra: Vec::new(),
             metrics_bind: None,
+            health_bind: None,
             mcp: Vec::new(),
         }
     }
@@ -381,6 +384,19 @@ impl WorkerConfig {
     pub fn with_metrics(mut self) -> Self {
         self.metrics_bind = Some(format!("127.0.0.1:{}", free_port()));
         self
+    }
+
+    /// Serves the probes on a free port; [`WorkerConfig::readyz_url`] says where.
+    pub fn with_health(mut self) -> Self {
+        self.health_bind = Some(format!("127.0.0.1:{}", free_port()));
+        self
+    }
+
+    /// `http://<health.bind>/readyz`, when the probes have their own listener.
+    pub fn readyz_url(&self) -> Option<String> {
+        self.health_bind
+            .as_ref()
+            .map(|bind| format!("http://{bind}/readyz"))
     }
 
     /// `http://<metrics.bind>/metrics`, when metrics are served.
@@ -425,7 +441,10 @@ impl WorkerConfig {
         };
         let metrics = self.metrics_bind.as_ref().map_or_else(String::new, |bind| {
             format!("[metrics]\nbind = \"{bind}\"\n")
-        });
+        }) + &self
+            .health_bind
+            .as_ref()
+            .map_or_else(String::new, |bind| format!("[health]\nbind = \"{bind}\"\n"));
         let mcp: String = self
             .mcp
             .iter()

@@ -22,6 +22,7 @@ use temporalio_sdk::runtime::worker_tuner::{FixedSizeSlotSupplier, TunerHolder};
 use temporalio_sdk::worker_options_builder::State;
 use temporalio_sdk::{Runtime, Worker, WorkerOptions, WorkerOptionsBuilder};
 
+use crate::health::{Polling, Readiness};
 use crate::http_server::HttpServer;
 use crate::shutdown::ShutdownSignals;
 
@@ -46,6 +47,7 @@ impl AgentProcess {
         runtime: &Runtime,
         same_process: &[&Settings],
         deployment: &Arc<DeploymentKey>,
+        readiness: &Readiness,
     ) -> anyhow::Result<AgentProcess> {
         let activities = activities(settings, same_process, deployment).await?;
         fetch_pending_cards(settings, &activities);
@@ -64,7 +66,7 @@ impl AgentProcess {
             .context("creating the Temporal worker")?;
         let follow_worker = Worker::new(runtime, client.clone(), follow_options)
             .context("creating the Temporal worker of the follow queue")?;
-        let http = serve_gateway(settings, client, deployment).await?;
+        let http = serve_gateway(settings, client, deployment, readiness).await?;
         Ok(AgentProcess {
             worker,
             follow_worker,
@@ -89,12 +91,18 @@ impl AgentProcess {
 
 /// Runs every agent's workers until a signal asks them to stop (gracefully, within GRACE) or
 /// one of them stops on its own, which stops the rest: a process never runs half its agents.
+/// `polling` is set while they run, for `/readyz`.
 pub async fn run_until_stopped(
     agents: &mut [AgentProcess],
     signals: ShutdownSignals,
+    polling: &Polling,
 ) -> anyhow::Result<()> {
     let stops: Vec<Stop> = agents.iter().flat_map(AgentProcess::stops).collect();
-    let stop_all = || stops.iter().for_each(|stop| stop());
+    let stop_all = || {
+        polling.set(false);
+        stops.iter().for_each(|stop| stop());
+    };
+    polling.set(true);
     let running = join_all(agents.iter_mut().flat_map(|agent| {
         [
             (&mut agent.worker, "the Temporal worker"),
@@ -187,16 +195,19 @@ fn fetch_pending_cards(settings: &Settings, activities: &BatonActivities) {
     });
 }
 
-/// The gateway (with the push receiver) on `server.bind`, when `server.base_url` is set.
+/// The gateway (with the push receiver and the probes) on `server.bind`, when
+/// `server.base_url` is set.
 pub async fn serve_gateway(
     settings: &Settings,
     client: &Client,
     deployment: &Arc<DeploymentKey>,
+    readiness: &Readiness,
 ) -> anyhow::Result<Option<HttpServer>> {
     if settings.server.base_url.is_none() {
         return Ok(None);
     }
-    let routes = crate::gateway::routes(settings, client.clone(), deployment.clone());
+    let routes = crate::gateway::routes(settings, client.clone(), deployment.clone())
+        .merge(crate::health::routes(readiness.clone()));
     Ok(Some(
         crate::http_server::start(&settings.server, routes).await?,
     ))

@@ -15,9 +15,10 @@ use baton_core::deployment_key::DeploymentKey;
 use baton_gateway::{Authenticator, GatewayConfig, Limits, TemporalHandler, gateway_routes};
 use temporalio_client::Client;
 
+use crate::health::{self, Readiness};
 use crate::metrics;
 use crate::shutdown::ShutdownSignals;
-use crate::temporal::join;
+use crate::temporal::{join, joined_address};
 
 /// How often a waiting call or a stream reads a task's event log.
 const POLL_INTERVAL: Duration = Duration::from_millis(250);
@@ -27,7 +28,13 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let deployment = crate::deployment_secret::resolve(&settings)?;
     let client = join(&settings, "the gateway").await?;
     let metrics = metrics::serve(settings.metrics.bind)?;
-    let app = routes(&settings, client, deployment);
+    let readiness = Readiness::default().with_temporal(
+        &client,
+        &settings.temporal.namespace,
+        &joined_address(&settings)?,
+    );
+    let probes = health::serve(settings.health.bind, &readiness).await?;
+    let app = routes(&settings, client, deployment).merge(health::routes(readiness));
     let signals = ShutdownSignals::install().context("installing the signal handlers")?;
     let listener = crate::http_server::guarded_listener(&settings.server).await?;
     let base = public_url(&settings);
@@ -37,6 +44,9 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     );
     if let Some(endpoint) = &metrics {
         println!("metrics: {}", endpoint.url());
+    }
+    if let Some(probes) = &probes {
+        println!("health: {}", probes.url());
     }
     tracing::info!(bind = %settings.server.bind, base_url = %base, "gateway ready");
     axum::serve(

@@ -5,6 +5,7 @@ pub mod agents_check;
 pub mod bench;
 pub mod deployment_secret;
 pub mod gateway;
+pub mod health;
 pub mod http_server;
 pub mod listener;
 pub mod logging;

@@ -15,6 +15,7 @@ use baton_config::{Settings, TemporalMode};
 use baton_core::deployment_key::DeploymentKey;
 
 use crate::agent_process::{AgentProcess, raise_open_file_limit, run_until_stopped};
+use crate::health::{self, Polling, Readiness};
 use crate::metrics;
 use crate::shutdown::ShutdownSignals;
 use crate::temporal_client::TemporalSession;
@@ -43,7 +44,8 @@ pub async fn run(configs: &[PathBuf]) -> anyhow::Result<ExitCode> {
 /// Refuses configs that cannot share a process: the same agent id twice, the same task queue
 /// twice on one Temporal, two gateways on one address, or two metrics endpoints.
 fn check_together(all: &[Settings]) -> anyhow::Result<()> {
-    bind_of(all)?;
+    metrics_bind(all)?;
+    health_bind(all)?;
     let mut ids = BTreeMap::new();
     let mut queues = BTreeMap::new();
     let mut binds = BTreeMap::new();
@@ -73,15 +75,30 @@ fn check_together(all: &[Settings]) -> anyhow::Result<()> {
 }
 
 /// The one address the configs of a process agree to serve metrics on, if any sets one.
-fn bind_of(all: &[Settings]) -> anyhow::Result<Option<SocketAddr>> {
+fn metrics_bind(all: &[Settings]) -> anyhow::Result<Option<SocketAddr>> {
+    bind_of(all, "metrics.bind", "metrics endpoint", |s| s.metrics.bind)
+}
+
+/// The one address the configs of a process agree to serve the probes on, if any sets one.
+fn health_bind(all: &[Settings]) -> anyhow::Result<Option<SocketAddr>> {
+    bind_of(all, "health.bind", "probe listener", |s| s.health.bind)
+}
+
+/// The one address every config that sets `setting` agrees on: a process serves one `what`.
+fn bind_of(
+    all: &[Settings],
+    setting: &str,
+    what: &str,
+    bind: impl Fn(&Settings) -> Option<SocketAddr>,
+) -> anyhow::Result<Option<SocketAddr>> {
     let mut chosen: Option<(SocketAddr, &Settings)> = None;
     for settings in all {
-        let Some(bind) = settings.metrics.bind else {
+        let Some(bind) = bind(settings) else {
             continue;
         };
         match chosen {
             Some((first, first_settings)) if first != bind => bail!(
-                "metrics.bind is {first} in {} but {bind} in {}: one process serves one metrics endpoint",
+                "{setting} is {first} in {} but {bind} in {}: one process serves one {what}",
                 source_of(first_settings),
                 source_of(settings)
             ),
@@ -142,8 +159,21 @@ async fn serve(
 ) -> anyhow::Result<()> {
     let follow_slots = all.iter().map(|s| s.temporal.follow_slots).sum();
     raise_open_file_limit(follow_slots);
-    let endpoint = metrics::serve(bind_of(all)?)?;
+    let endpoint = metrics::serve(metrics_bind(all)?)?;
     let runtime = metrics::temporal_runtime(endpoint.as_ref())?;
+    let polling = Polling::default();
+    let readiness = all.iter().fold(
+        Readiness::default().with_workers(&polling),
+        |readiness, settings| {
+            let session = &sessions[&temporal_key(settings)];
+            readiness.with_temporal(
+                &session.client,
+                &settings.temporal.namespace,
+                &session.address,
+            )
+        },
+    );
+    let probes = health::serve(health_bind(all)?, &readiness).await?;
     let mut agents = Vec::new();
     for (index, settings) in all.iter().enumerate() {
         let others: Vec<&Settings> = all
@@ -153,7 +183,16 @@ async fn serve(
             .map(|(_, s)| s)
             .collect();
         let session = &sessions[&temporal_key(settings)];
-        match AgentProcess::start(settings, &session.client, &runtime, &others, deployment).await {
+        match AgentProcess::start(
+            settings,
+            &session.client,
+            &runtime,
+            &others,
+            deployment,
+            &readiness,
+        )
+        .await
+        {
             Ok(agent) => agents.push(agent),
             Err(error) => {
                 for agent in agents {
@@ -185,9 +224,12 @@ async fn serve(
     if let Some(endpoint) = &endpoint {
         println!("metrics: {}", endpoint.url());
     }
+    if let Some(probes) = &probes {
+        println!("health: {}", probes.url());
+    }
     println!("baton up: {} agents ready; Ctrl-C stops them", agents.len());
     tracing::info!(agents = agents.len(), "baton up ready");
-    let ran = run_until_stopped(&mut agents, signals).await;
+    let ran = run_until_stopped(&mut agents, signals, &polling).await;
     for agent in agents {
         agent.close().await;
     }
@@ -256,7 +298,7 @@ mod tests {
     #[test]
     fn no_config_that_sets_a_bind_serves_nothing() {
         let plain = from_file("", "a.toml");
-        assert_eq!(bind_of(&[plain.clone(), plain]).unwrap(), None);
+        assert_eq!(metrics_bind(&[plain.clone(), plain]).unwrap(), None);
     }
 
     #[test]
@@ -265,7 +307,7 @@ mod tests {
         let without = from_file("", "b.toml");
         let same = from_file("[metrics]\nbind = \"127.0.0.1:9464\"", "c.toml");
         assert_eq!(
-            bind_of(&[without, with, same]).unwrap(),
+            metrics_bind(&[without, with, same]).unwrap(),
             Some("127.0.0.1:9464".parse().unwrap())
         );
     }
@@ -274,10 +316,17 @@ mod tests {
     fn two_different_binds_are_refused_naming_both_files() {
         let one = from_file("[metrics]\nbind = \"127.0.0.1:9464\"", "a.toml");
         let other = from_file("[metrics]\nbind = \"127.0.0.1:9465\"", "b.toml");
-        let error = bind_of(&[one, other]).unwrap_err();
+        let error = metrics_bind(&[one, other]).unwrap_err();
         assert_eq!(
             error.to_string(),
             "metrics.bind is 127.0.0.1:9464 in a.toml but 127.0.0.1:9465 in b.toml: one process serves one metrics endpoint"
+        );
+        let one = from_file("[health]\nbind = \"127.0.0.1:8081\"", "a.toml");
+        let other = from_file("[health]\nbind = \"127.0.0.1:8082\"", "b.toml");
+        let error = health_bind(&[one, other]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "health.bind is 127.0.0.1:8081 in a.toml but 127.0.0.1:8082 in b.toml: one process serves one probe listener"
         );
     }
 }

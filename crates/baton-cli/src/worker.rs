@@ -13,6 +13,7 @@ use baton_config::Settings;
 use baton_core::deployment_key::DeploymentKey;
 
 use crate::agent_process::{AgentProcess, raise_open_file_limit, run_until_stopped};
+use crate::health::{self, Polling, Readiness};
 use crate::metrics;
 use crate::shutdown::ShutdownSignals;
 use crate::temporal_client::TemporalSession;
@@ -34,7 +35,24 @@ async fn serve(
     raise_open_file_limit(settings.temporal.follow_slots);
     let endpoint = metrics::serve(settings.metrics.bind)?;
     let runtime = metrics::temporal_runtime(endpoint.as_ref())?;
-    let agent = AgentProcess::start(settings, &session.client, &runtime, &[], deployment).await?;
+    let polling = Polling::default();
+    let readiness = Readiness::default()
+        .with_temporal(
+            &session.client,
+            &settings.temporal.namespace,
+            &session.address,
+        )
+        .with_workers(&polling);
+    let probes = health::serve(settings.health.bind, &readiness).await?;
+    let agent = AgentProcess::start(
+        settings,
+        &session.client,
+        &runtime,
+        &[],
+        deployment,
+        &readiness,
+    )
+    .await?;
     let signals = ShutdownSignals::install().context("installing the signal handlers")?;
     let task_queue = &settings.temporal.task_queue;
     println!(
@@ -47,9 +65,12 @@ async fn serve(
     if let Some(endpoint) = &endpoint {
         println!("metrics: {}", endpoint.url());
     }
+    if let Some(probes) = &probes {
+        println!("health: {}", probes.url());
+    }
     tracing::info!(task_queue = %task_queue, address = %session.address, "worker ready");
     let mut agents = [agent];
-    let ran = run_until_stopped(&mut agents, signals).await;
+    let ran = run_until_stopped(&mut agents, signals, &polling).await;
     let [agent] = agents;
     agent.close().await;
     ran

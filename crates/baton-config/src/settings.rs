@@ -6,6 +6,7 @@ use crate::agent::{self, AgentSettings};
 use crate::agents::{self, RemoteAgentSpec};
 use crate::card::{self, CardSettings};
 use crate::error::{ConfigError, Errors};
+use crate::health::{self, HealthSettings};
 use crate::mcp::{self, McpServerSpec};
 use crate::metrics::{self, MetricsSettings};
 use crate::model::{self, ModelSettings};
@@ -24,12 +25,13 @@ pub struct Settings {
     pub temporal: TemporalSettings,
     pub model: ModelSettings,
     pub metrics: MetricsSettings,
+    pub health: HealthSettings,
     /// The file these settings were loaded from, if any.
     pub source: Option<PathBuf>,
 }
 
-const SECTIONS: [&str; 8] = [
-    "agent", "agents", "mcp", "server", "card", "temporal", "model", "metrics",
+const SECTIONS: [&str; 9] = [
+    "agent", "agents", "mcp", "server", "card", "temporal", "model", "metrics", "health",
 ];
 
 /// How errors name the text given to [`Settings::parse`].
@@ -93,6 +95,7 @@ fn read(
     );
     let model = model::read(root.field("model"), env, &mut errors);
     let metrics = metrics::read(root.field("metrics"), &mut errors);
+    let health = health::read(root.field("health"), &mut errors);
     errors.into_result(source_name)?;
     let mut mcp = mcp;
     let secrets = secret_variables(&agents, &server, &mcp);
@@ -106,6 +109,7 @@ fn read(
         temporal,
         model,
         metrics,
+        health,
         source: None,
     })
 }
@@ -259,6 +263,7 @@ mod tests {
                     context_budget: 100_000,
                 },
                 metrics: MetricsSettings::default(),
+                health: HealthSettings::default(),
                 source: None,
             }
         );
@@ -428,6 +433,7 @@ bind = "0.0.0.0:9464"
                 metrics: MetricsSettings {
                     bind: Some("0.0.0.0:9464".parse().unwrap()),
                 },
+                health: HealthSettings::default(),
                 source: None,
             }
         );
@@ -438,12 +444,12 @@ bind = "0.0.0.0:9464"
         assert_only_error(
             "colour = \"red\"",
             "colour",
-            "unknown setting (allowed: agent, agents, mcp, server, card, temporal, model, metrics)",
+            "unknown setting (allowed: agent, agents, mcp, server, card, temporal, model, metrics, health)",
         );
         assert_only_error(
             "[openai]\nmodel = \"gpt-4.1\"",
             "openai",
-            "unknown setting (allowed: agent, agents, mcp, server, card, temporal, model, metrics)",
+            "unknown setting (allowed: agent, agents, mcp, server, card, temporal, model, metrics, health)",
         );
     }
 

@@ -9,7 +9,7 @@ use baton_config::Settings;
 
 /// For each key table of the reference, in order: a TOML document that puts `{key}` in that
 /// table. The last table of the page lists environment variables, not keys.
-const PROBES: [(&str, &str); 14] = [
+const PROBES: [(&str, &str); 15] = [
     ("[agent]", "[agent]\n{key} = 1"),
     (
         "agents",
@@ -36,6 +36,7 @@ const PROBES: [(&str, &str); 14] = [
     ("[temporal.embedded]", "[temporal.embedded]\n{key} = 1"),
     ("[model]", "[model]\n{key} = 1"),
     ("[metrics]", "[metrics]\n{key} = 1"),
+    ("[health]", "[health]\n{key} = 1"),
 ];
 
 fn page() -> String {

@@ -57,7 +57,13 @@ where
         .context("creating the Temporal worker of the follow queue")?;
     let shutdown = worker.shutdown_handle();
     let shutdown_follows = follow_worker.shutdown_handle();
-    let http = crate::agent_process::serve_gateway(settings, &client, &deployment).await?;
+    let http = crate::agent_process::serve_gateway(
+        settings,
+        &client,
+        &deployment,
+        &crate::health::Readiness::default(),
+    )
+    .await?;
 
     let body = tokio::spawn(body);
     let abort = body.abort_handle();

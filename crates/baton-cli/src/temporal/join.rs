@@ -4,18 +4,23 @@ use temporalio_client::{Client, ClientOptions};
 
 use super::connect;
 
-/// A client of the Temporal `settings` name, without starting a server: in embedded mode, the
-/// dev server a `baton worker` (or `baton up`) already runs on `temporal.embedded.port`. `who`
-/// names the command in the error when nothing answers.
-pub async fn join(settings: &Settings, who: &str) -> anyhow::Result<Client> {
-    let address = match settings.temporal.mode {
+/// The address [`join`] connects to.
+pub fn joined_address(settings: &Settings) -> anyhow::Result<String> {
+    Ok(match settings.temporal.mode {
         TemporalMode::Embedded => format!("127.0.0.1:{}", settings.temporal.embedded.port),
         TemporalMode::Remote => settings
             .temporal
             .address
             .clone()
             .context("temporal.address is required in remote mode")?,
-    };
+    })
+}
+
+/// A client of the Temporal `settings` name, without starting a server: in embedded mode, the
+/// dev server a `baton worker` (or `baton up`) already runs on `temporal.embedded.port`. `who`
+/// names the command in the error when nothing answers.
+pub async fn join(settings: &Settings, who: &str) -> anyhow::Result<Client> {
+    let address = joined_address(settings)?;
     let connection = connect(&settings.temporal, &address).await.with_context(|| {
         match settings.temporal.mode {
             TemporalMode::Embedded => format!(

@@ -7,4 +7,4 @@ mod join;
 
 pub use connect::{ConnectError, connect, wait_until_ready};
 pub use embedded::{EmbeddedError, EmbeddedServer};
-pub use join::join;
+pub use join::{join, joined_address};
