@@ -479,16 +479,29 @@ impl Serialize for TaskStart {
     }
 }
 
+/// The error with the path of the field it is about (`limits.max_turns: invalid type: …`); an
+/// error about the input as a whole (a missing field) reads as it is.
+fn located(error: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let path = error.path().to_string();
+    if path == "." {
+        error.inner().to_string()
+    } else {
+        format!("{path}: {}", error.inner())
+    }
+}
+
 impl<'de> Deserialize<'de> for TaskStart {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw = serde_json::Value::deserialize(deserializer)?;
-        Ok(match TaskInput::deserialize(&raw) {
-            Ok(input) => TaskStart::Valid(Box::new(input)),
-            Err(error) => TaskStart::Invalid {
-                error: error.to_string(),
-                raw,
+        Ok(
+            match serde_path_to_error::deserialize::<_, TaskInput>(&raw) {
+                Ok(input) => TaskStart::Valid(Box::new(input)),
+                Err(error) => TaskStart::Invalid {
+                    error: located(&error),
+                    raw,
+                },
             },
-        })
+        )
     }
 }
 
@@ -549,4 +562,40 @@ pub struct PushDelivery {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+#[cfg(test)]
+mod start_tests {
+    use serde_json::{Value, json};
+
+    use super::TaskStart;
+
+    fn error_of(input: Value) -> String {
+        match serde_json::from_value::<TaskStart>(input).unwrap() {
+            TaskStart::Invalid { error, .. } => error,
+            TaskStart::Valid(input) => panic!("read as valid: {input:?}"),
+        }
+    }
+
+    #[test]
+    fn a_wrong_field_is_named_by_its_path() {
+        let error = error_of(json!({"name": "n", "goal": "g", "limits": {"max_turns": "ten"}}));
+        assert!(
+            error.starts_with("limits.max_turns: invalid type: string \"ten\""),
+            "{error}"
+        );
+        let error = error_of(json!({"name": "n", "goal": 42}));
+        assert!(
+            error.starts_with("goal: invalid type: integer `42`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_field_is_named_and_a_missing_one_reads_as_it_is() {
+        let error = error_of(json!({"name": "n", "gaol": "g"}));
+        assert!(error.starts_with("gaol: unknown field `gaol`, expected one of"), "{error}");
+        let error = error_of(json!({"name": "n"}));
+        assert_eq!(error, "missing field `goal`");
+    }
 }
