@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Baton: a durable agent harness on Temporal that delegates to other A2A agents.
 #[derive(Parser)]
@@ -55,6 +55,13 @@ enum Command {
         #[command(subcommand)]
         command: TemporalCommand,
     },
+    /// Print a shell completion script, e.g. `baton completions bash > /etc/bash_completion.d/baton`.
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `baton man > /usr/local/share/man/man1/baton.1`.
+    Man,
 }
 
 #[derive(Subcommand)]
@@ -83,7 +90,11 @@ impl Command {
     fn prints_for_a_pipeline(&self) -> bool {
         matches!(
             self,
-            Command::Task { .. } | Command::Agents { .. } | Command::Replay(_)
+            Command::Task { .. }
+                | Command::Agents { .. }
+                | Command::Replay(_)
+                | Command::Completions { .. }
+                | Command::Man
         )
     }
 }
@@ -119,6 +130,14 @@ async fn main() -> ExitCode {
         Command::Temporal {
             command: TemporalCommand::Serve { config },
         } => baton_cli::temporal_serve::run(&config).await,
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "baton", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => clap_mangen::Man::new(Cli::command())
+            .render(&mut std::io::stdout())
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(anyhow::Error::from),
     };
     match outcome {
         Ok(code) => code,
@@ -134,6 +153,29 @@ mod tests {
     use clap::CommandFactory;
 
     use super::Cli;
+
+    #[test]
+    fn completions_and_the_manual_cover_every_command() {
+        let mut script = Vec::new();
+        clap_complete::generate(
+            clap_complete::Shell::Bash,
+            &mut Cli::command(),
+            "baton",
+            &mut script,
+        );
+        let script = String::from_utf8(script).unwrap();
+        for word in ["worker", "gateway", "task", "--config", "--json"] {
+            assert!(script.contains(word), "the bash completion lacks {word}");
+        }
+        let mut page = Vec::new();
+        clap_mangen::Man::new(Cli::command())
+            .render(&mut page)
+            .unwrap();
+        let page = String::from_utf8(page).unwrap();
+        assert!(page.starts_with(".ie"), "{page}");
+        assert!(page.contains(".TH baton"), "{page}");
+        assert!(page.contains("worker"), "{page}");
+    }
 
     /// Every command, option and argument says what it is in `--help`.
     #[test]
