@@ -594,7 +594,10 @@ mod start_tests {
     #[test]
     fn an_unknown_field_is_named_and_a_missing_one_reads_as_it_is() {
         let error = error_of(json!({"name": "n", "gaol": "g"}));
-        assert!(error.starts_with("gaol: unknown field `gaol`, expected one of"), "{error}");
+        assert!(
+            error.starts_with("gaol: unknown field `gaol`, expected one of"),
+            "{error}"
+        );
         let error = error_of(json!({"name": "n"}));
         assert_eq!(error, "missing field `goal`");
     }

@@ -352,6 +352,8 @@ pub struct WorkerConfig {
     pub metrics_bind: Option<String>,
     /// `health.bind`, like `127.0.0.1:8081`.
     pub health_bind: Option<String>,
+    /// `log.format = "json"`.
+    pub json_logs: bool,
     /// The bodies of `[[mcp]]` tables, like `id = "orders"\ncommand = "orders-mcp"`.
     pub mcp: Vec<String>,
 }
@@ -370,6 +372,7 @@ impl WorkerConfig {
             temporal_extra: Vec::new(),
             metrics_bind: None,
             health_bind: None,
+            json_logs: false,
             mcp: Vec::new(),
         }
     }
@@ -444,7 +447,12 @@ impl WorkerConfig {
         }) + &self
             .health_bind
             .as_ref()
-            .map_or_else(String::new, |bind| format!("[health]\nbind = \"{bind}\"\n"));
+            .map_or_else(String::new, |bind| format!("[health]\nbind = \"{bind}\"\n"))
+            + if self.json_logs {
+                "[log]\nformat = \"json\"\n"
+            } else {
+                ""
+            };
         let mcp: String = self
             .mcp
             .iter()

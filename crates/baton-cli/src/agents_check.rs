@@ -13,6 +13,7 @@ use baton_mcp::McpServers;
 
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
+    crate::logging::use_format(settings.log.format);
     // The check calls no agent, `self` included: a throwaway key stands in for the deployment's.
     let deployment = DeploymentKey::from_secret(&baton_a2a::push::new_token());
     let checks = Registry::check(&settings, &[], &deployment, CardLimits::default()).await;

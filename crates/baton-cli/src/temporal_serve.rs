@@ -12,6 +12,7 @@ use crate::temporal::EmbeddedServer;
 
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
+    crate::logging::use_format(settings.log.format);
     if settings.temporal.mode != TemporalMode::Embedded {
         anyhow::bail!(
             "temporal.mode is \"remote\" in {}: there is no embedded server to run",

@@ -26,6 +26,7 @@ pub async fn run(configs: &[PathBuf]) -> anyhow::Result<ExitCode> {
         all.push(Settings::load(config)?);
     }
     check_together(&all)?;
+    crate::logging::use_format(all[0].log.format);
     // One process is one deployment: its agents prove their calls to each other with one key,
     // kept (in embedded mode) beside the database of the dev server they share.
     let keeper = all
@@ -42,10 +43,20 @@ pub async fn run(configs: &[PathBuf]) -> anyhow::Result<ExitCode> {
 }
 
 /// Refuses configs that cannot share a process: the same agent id twice, the same task queue
-/// twice on one Temporal, two gateways on one address, or two metrics endpoints.
+/// twice on one Temporal, two gateways on one address, two metrics endpoints or probe
+/// listeners, or two log formats.
 fn check_together(all: &[Settings]) -> anyhow::Result<()> {
     metrics_bind(all)?;
     health_bind(all)?;
+    if let Some(other) = all.iter().find(|s| s.log.format != all[0].log.format) {
+        bail!(
+            "log.format is {:?} in {} but {:?} in {}: one process writes one log format",
+            all[0].log.format,
+            source_of(&all[0]),
+            other.log.format,
+            source_of(other)
+        );
+    }
     let mut ids = BTreeMap::new();
     let mut queues = BTreeMap::new();
     let mut binds = BTreeMap::new();
@@ -327,6 +338,17 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "health.bind is 127.0.0.1:8081 in a.toml but 127.0.0.1:8082 in b.toml: one process serves one probe listener"
+        );
+    }
+
+    #[test]
+    fn two_log_formats_are_refused_naming_both_files() {
+        let json = from_file("[agent]\nid = \"a\"\n[log]\nformat = \"json\"", "a.toml");
+        let text = from_file("[agent]\nid = \"b\"", "b.toml");
+        let error = check_together(&[json, text]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "log.format is Json in a.toml but Text in b.toml: one process writes one log format"
         );
     }
 }

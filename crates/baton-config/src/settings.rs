@@ -7,6 +7,7 @@ use crate::agents::{self, RemoteAgentSpec};
 use crate::card::{self, CardSettings};
 use crate::error::{ConfigError, Errors};
 use crate::health::{self, HealthSettings};
+use crate::log::{self, LogSettings};
 use crate::mcp::{self, McpServerSpec};
 use crate::metrics::{self, MetricsSettings};
 use crate::model::{self, ModelSettings};
@@ -26,12 +27,13 @@ pub struct Settings {
     pub model: ModelSettings,
     pub metrics: MetricsSettings,
     pub health: HealthSettings,
+    pub log: LogSettings,
     /// The file these settings were loaded from, if any.
     pub source: Option<PathBuf>,
 }
 
-const SECTIONS: [&str; 9] = [
-    "agent", "agents", "mcp", "server", "card", "temporal", "model", "metrics", "health",
+const SECTIONS: [&str; 10] = [
+    "agent", "agents", "mcp", "server", "card", "temporal", "model", "metrics", "health", "log",
 ];
 
 /// How errors name the text given to [`Settings::parse`].
@@ -96,6 +98,7 @@ fn read(
     let model = model::read(root.field("model"), env, &mut errors);
     let metrics = metrics::read(root.field("metrics"), &mut errors);
     let health = health::read(root.field("health"), &mut errors);
+    let log = log::read(root.field("log"), &mut errors);
     errors.into_result(source_name)?;
     let mut mcp = mcp;
     let secrets = secret_variables(&agents, &server, &mcp);
@@ -110,6 +113,7 @@ fn read(
         model,
         metrics,
         health,
+        log,
         source: None,
     })
 }
@@ -264,6 +268,7 @@ mod tests {
                 },
                 metrics: MetricsSettings::default(),
                 health: HealthSettings::default(),
+                log: LogSettings::default(),
                 source: None,
             }
         );
@@ -434,6 +439,7 @@ bind = "0.0.0.0:9464"
                     bind: Some("0.0.0.0:9464".parse().unwrap()),
                 },
                 health: HealthSettings::default(),
+                log: LogSettings::default(),
                 source: None,
             }
         );
@@ -444,12 +450,12 @@ bind = "0.0.0.0:9464"
         assert_only_error(
             "colour = \"red\"",
             "colour",
-            "unknown setting (allowed: agent, agents, mcp, server, card, temporal, model, metrics, health)",
+            "unknown setting (allowed: agent, agents, mcp, server, card, temporal, model, metrics, health, log)",
         );
         assert_only_error(
             "[openai]\nmodel = \"gpt-4.1\"",
             "openai",
-            "unknown setting (allowed: agent, agents, mcp, server, card, temporal, model, metrics, health)",
+            "unknown setting (allowed: agent, agents, mcp, server, card, temporal, model, metrics, health, log)",
         );
     }
 

@@ -9,7 +9,7 @@ use baton_config::Settings;
 
 /// For each key table of the reference, in order: a TOML document that puts `{key}` in that
 /// table. The last table of the page lists environment variables, not keys.
-const PROBES: [(&str, &str); 15] = [
+const PROBES: [(&str, &str); 16] = [
     ("[agent]", "[agent]\n{key} = 1"),
     (
         "agents",
@@ -37,6 +37,7 @@ const PROBES: [(&str, &str); 15] = [
     ("[model]", "[model]\n{key} = 1"),
     ("[metrics]", "[metrics]\n{key} = 1"),
     ("[health]", "[health]\n{key} = 1"),
+    ("[log]", "[log]\n{key} = 1"),
 ];
 
 fn page() -> String {

@@ -1,0 +1,66 @@
+//! `[log] format = "json"`: every line a worker writes is one JSON object a log pipeline can
+//! read, a failed task included, as one WARN line with its id and reason.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use baton_proto::TaskState;
+use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
+use baton_tests::fake_model::FakeModel;
+use serde_json::Value;
+
+fn baton() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_baton"))
+}
+
+#[tokio::test]
+async fn json_log_lines_parse_and_a_failed_task_is_one_warn_line_with_its_id_and_reason() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![baton_tests::fake_model::Scripted::Status(
+        400,
+        r#"{"error":{"message":"the model refuses"}}"#.into(),
+    )])
+    .await;
+    let mut config = WorkerConfig::new(&temporal, &model.base_url());
+    config.json_logs = true;
+    let worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-logged", task_input("n", "g"))
+        .await;
+    let view = temporal
+        .wait_for_task("t-logged", Duration::from_secs(60), |v| {
+            v.state.is_terminal()
+        })
+        .await;
+    assert_eq!(view.state, TaskState::Failed);
+
+    let ready: Value =
+        serde_json::from_str(&worker.logged(&["worker ready"])[0]).expect("the ready line is JSON");
+    assert_eq!(ready["level"], "INFO");
+    assert_eq!(ready["fields"]["message"], "worker ready");
+    assert_eq!(ready["fields"]["task_queue"], config.task_queue.as_str());
+
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let failed = loop {
+        if let Some(line) = worker.logged(&["task failed"]).first() {
+            break line.clone();
+        }
+        assert!(Instant::now() < deadline, "no task failed line");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let failed: Value = serde_json::from_str(&failed).expect("the failed line is JSON");
+    assert_eq!(failed["level"], "WARN");
+    assert_eq!(failed["fields"]["task"], "t-logged");
+    assert!(
+        failed["fields"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the model refuses"),
+        "{failed}"
+    );
+    assert_eq!(
+        worker.logged(&["task failed"]).len(),
+        1,
+        "one line per failed task"
+    );
+}
