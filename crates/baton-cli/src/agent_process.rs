@@ -206,8 +206,10 @@ pub async fn serve_gateway(
     if settings.server.base_url.is_none() {
         return Ok(None);
     }
-    let routes = crate::gateway::routes(settings, client.clone(), deployment.clone())
-        .merge(crate::health::routes(readiness.clone()));
+    let routes = crate::health::beside(
+        crate::gateway::routes(settings, client.clone(), deployment.clone()),
+        readiness.clone(),
+    );
     Ok(Some(
         crate::http_server::start(&settings.server, routes).await?,
     ))

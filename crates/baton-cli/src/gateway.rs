@@ -35,7 +35,7 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
         &joined_address(&settings)?,
     );
     let probes = health::serve(settings.health.bind, &readiness).await?;
-    let app = routes(&settings, client, deployment).merge(health::routes(readiness));
+    let app = health::beside(routes(&settings, client, deployment), readiness);
     let signals = ShutdownSignals::install().context("installing the signal handlers")?;
     let listener = crate::http_server::guarded_listener(&settings.server).await?;
     let base = public_url(&settings);

@@ -98,6 +98,12 @@ impl Readiness {
     }
 }
 
+/// The probes in front of `gateway`, which answers everything else as it would alone (its own
+/// fallback and error bodies included).
+pub fn beside(gateway: Router, readiness: Readiness) -> Router {
+    routes(readiness).fallback_service(gateway)
+}
+
 /// `GET /livez` and `GET /readyz`.
 pub fn routes(readiness: Readiness) -> Router {
     Router::new()
