@@ -13,7 +13,7 @@ It answers as two agents, told apart by the agent id in the system prompt (`You 
   orders.json): it calls the tool with the order number in the goal, then answers from what the
   tool returned. It never reads orders.json itself.
 
-Run: python3 model.py --port 8299
+Run: python3 model.py --port 8299 [--host 127.0.0.1]
 """
 
 import argparse
@@ -195,8 +195,11 @@ class Handler(BaseHTTPRequestHandler):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=8299)
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="0.0.0.0 to serve other containers (docker compose)"
+    )
     args = parser.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server = ThreadingHTTPServer((args.host, args.port), Handler)
     print(f"ready {args.port}", flush=True)
     server.serve_forever()
 

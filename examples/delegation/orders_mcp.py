@@ -8,11 +8,18 @@ it and try again; the server keeps running after any bad input and exits when st
 
 Run: python3 orders_mcp.py [orders.json]   (default: orders.json next to this file)
 An MCP client starts it as a child process and talks to it over the pipes.
+
+Or over streamable HTTP, for a client in another container (deploy/docker-compose.yml):
+  python3 orders_mcp.py --http 0.0.0.0:8300 [orders.json]
+Each POST to /mcp carries one JSON-RPC message and is answered with one JSON body (a
+notification with 202 and none). It is stateless: it hands out no session, and GET /mcp (a
+stream of server-initiated messages, which it never sends) is 405.
 """
 
 import json
 import re
 import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -152,13 +159,15 @@ def error(request_id, code: int, message: str) -> dict:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def main() -> None:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "orders.json"
+def read_orders(path: Path) -> dict:
     try:
-        orders = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as problem:
         log(f"cannot read the orders from {path}: {problem}")
         sys.exit(1)
+
+
+def serve_stdio(orders: dict, path: Path) -> None:
     log(f"serving {len(orders)} orders from {path} over stdio")
     try:
         while line := sys.stdin.buffer.readline():
@@ -169,6 +178,62 @@ def main() -> None:
     except KeyboardInterrupt:
         return
     log("stdin closed, exiting")
+
+
+def serve_http(orders: dict, path: Path, bind: str) -> None:
+    host, _, port = bind.rpartition(":")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            if self.path.rstrip("/") != "/mcp":
+                return self.answer(404, {"error": f"no route {self.path}; MCP is at /mcp"})
+            length = int(self.headers.get("Content-Length") or 0)
+            reply = handle(self.rfile.read(length), orders)
+            if reply is None:
+                return self.answer(202, None)
+            self.answer(200, reply)
+
+        def do_GET(self) -> None:
+            self.answer(405, {"error": "this server sends no messages of its own"})
+
+        def do_DELETE(self) -> None:
+            self.answer(405, {"error": "this server keeps no sessions"})
+
+        def answer(self, status: int, body) -> None:
+            data = b"" if body is None else json.dumps(body).encode()
+            self.send_response(status)
+            if body is not None:
+                self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer((host or "127.0.0.1", int(port)), Handler)
+    log(f"serving {len(orders)} orders from {path} at http://{bind}/mcp")
+    print(f"ready http://{host or '127.0.0.1'}:{server.server_address[1]}/mcp", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    bind = None
+    if args[:1] == ["--http"]:
+        if len(args) < 2:
+            log("--http needs an address, e.g. --http 127.0.0.1:8300")
+            sys.exit(2)
+        bind, args = args[1], args[2:]
+    path = Path(args[0]) if args else Path(__file__).parent / "orders.json"
+    orders = read_orders(path)
+    if bind is None:
+        serve_stdio(orders, path)
+    else:
+        serve_http(orders, path, bind)
 
 
 if __name__ == "__main__":

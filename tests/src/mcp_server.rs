@@ -92,6 +92,40 @@ impl HttpMcpServer {
     }
 }
 
+/// The example's own server over streamable HTTP (`orders_mcp.py --http`, standard library
+/// only), as the compose file runs it; killed on drop.
+pub struct ExampleOrdersOverHttp {
+    _child: Child,
+    port: u16,
+}
+
+impl ExampleOrdersOverHttp {
+    pub async fn start() -> ExampleOrdersOverHttp {
+        let port = free_port();
+        let mut command = Command::new("python3");
+        command
+            .arg(workspace().join("examples/delegation/orders_mcp.py"))
+            .args(["--http", &format!("127.0.0.1:{port}")]);
+        ExampleOrdersOverHttp {
+            _child: spawn_ready(command).await,
+            port,
+        }
+    }
+
+    /// The `[[mcp]]` entry for this server.
+    pub fn spec(&self) -> McpServerSpec {
+        McpServerSpec {
+            transport: McpTransport::Http {
+                url: format!("http://127.0.0.1:{}/mcp", self.port)
+                    .parse()
+                    .expect("a URL"),
+                bearer: None,
+            },
+            ..example_orders_spec()
+        }
+    }
+}
+
 async fn spawn_http(port: u16, calls: Option<&str>) -> Child {
     let mut command = Command::new(venv_program("python"));
     command
@@ -100,12 +134,17 @@ async fn spawn_http(port: u16, calls: Option<&str>) -> Child {
     if let Some(calls) = calls {
         command.args(["--calls", calls]);
     }
+    spawn_ready(command).await
+}
+
+/// Starts `command` and waits for the "ready" line on its stdout.
+async fn spawn_ready(mut command: Command) -> Child {
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()
-        .expect("starting the Python MCP server");
+        .expect("starting a Python MCP server");
     let stdout = child.stdout.take().expect("piped stdout");
     let mut lines = BufReader::new(stdout).lines();
     let ready = tokio::time::timeout(Duration::from_secs(30), async {
@@ -117,7 +156,7 @@ async fn spawn_http(port: u16, calls: Option<&str>) -> Child {
         false
     })
     .await;
-    assert_eq!(ready, Ok(true), "the Python MCP server did not start");
+    assert_eq!(ready, Ok(true), "the MCP server did not start");
     child
 }
 

