@@ -15,7 +15,9 @@ pub fn serve(bind: Option<SocketAddr>) -> anyhow::Result<Option<MetricsEndpoint>
         return Ok(None);
     };
     let endpoint = MetricsEndpoint::start(bind)?;
-    baton_metrics::install(Metrics::new(endpoint.meter()));
+    let metrics = Metrics::new(endpoint.meter());
+    metrics.record_build(env!("CARGO_PKG_VERSION"));
+    baton_metrics::install(metrics);
     tracing::info!(url = %endpoint.url(), "serving metrics");
     Ok(Some(endpoint))
 }

@@ -15,6 +15,7 @@ mod part_scan;
 mod push_configs;
 mod push_receiver;
 mod refusals;
+mod request_metrics;
 mod routes;
 mod version;
 mod work_limit;

@@ -28,6 +28,7 @@ use crate::identity::readable_identity;
 use crate::part_scan::{PartLimit, refuse_part_floods};
 use crate::push_receiver::push_routes;
 use crate::refusals::as_a2a_errors;
+use crate::request_metrics::{RequestMetrics, count_requests};
 use crate::version::{empty_delete_is_json, require_a2a_1};
 use crate::work_limit::{WorkLimit, limit_work};
 
@@ -103,11 +104,16 @@ pub fn gateway_routes(
     }
     .merge(authenticated(grpc));
     let limiter = RateLimiter::new(limits.rate_limit_per_minute);
+    let request_metrics = Arc::new(RequestMetrics {
+        agent: handler.config.agent_id.clone(),
+        base_path: base.to_string(),
+    });
     app.layer(axum::middleware::from_fn(readable_identity))
         .layer(from_fn_with_state(limiter, rate_limit))
         .layer(RequestBodyLimitLayer::new(limits.max_request_bytes))
         .layer(from_fn_with_state(base.to_string(), as_a2a_errors))
         .layer(cors(api_key_header))
+        .layer(from_fn_with_state(request_metrics, count_requests))
 }
 
 fn cors(api_key_header: HeaderName) -> CorsLayer {

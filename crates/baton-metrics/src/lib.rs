@@ -11,10 +11,11 @@
 mod endpoint;
 
 use std::sync::{Arc, LazyLock, OnceLock};
+use std::time::Duration;
 
 use temporalio_common::telemetry::metrics::{
-    CoreMeter, Counter, MetricAttributes, MetricKeyValue, MetricParameters, NewAttributes,
-    NoOpCoreMeter, UpDownCounter,
+    CoreMeter, Counter, Gauge, HistogramDuration, MetricAttributes, MetricKeyValue,
+    MetricParameters, NewAttributes, NoOpCoreMeter, UpDownCounter,
 };
 
 pub use endpoint::MetricsEndpoint;
@@ -57,6 +58,9 @@ pub struct Metrics {
     model_turns: Counter,
     model_tokens: Counter,
     tool_calls: Counter,
+    gateway_requests: Counter,
+    gateway_request_duration: HistogramDuration,
+    build_info: Gauge,
 }
 
 /// What became of one attempt of an MCP tool call.
@@ -121,6 +125,24 @@ impl Metrics {
                 "baton_tool_calls_total",
                 "Attempts of MCP tool calls, by task queue, tool and outcome",
             ),
+            gateway_requests: counter(
+                "baton_gateway_requests_total",
+                "Requests the gateway answered, by agent, binding and HTTP status",
+            ),
+            gateway_request_duration: meter.histogram_duration(
+                MetricParameters::builder()
+                    .name("baton_gateway_request_duration_milliseconds")
+                    .description(
+                        "How long the gateway took to answer, in milliseconds, by agent and binding",
+                    )
+                    .build(),
+            ),
+            build_info: meter.gauge(
+                MetricParameters::builder()
+                    .name("baton_build_info")
+                    .description("1, labelled with the version of the running baton")
+                    .build(),
+            ),
             meter,
         }
     }
@@ -181,6 +203,26 @@ impl Metrics {
     pub fn model_turn_failed(&self, task_queue: &str) {
         let labels = self.labels([("task_queue", task_queue), ("outcome", "failed")]);
         self.model_turns.add(1, &labels);
+    }
+
+    /// One request the gateway of agent `agent` answered: its binding (`jsonrpc`, `rest`, `grpc`,
+    /// `card`, `push`), the HTTP status, and how long the answer took.
+    pub fn gateway_request(&self, agent: &str, binding: &str, status: u16, took: Duration) {
+        let status = status.to_string();
+        let labels = self.labels([
+            ("agent", agent),
+            ("binding", binding),
+            ("status", status.as_str()),
+        ]);
+        self.gateway_requests.add(1, &labels);
+        let labels = self.labels([("agent", agent), ("binding", binding)]);
+        self.gateway_request_duration.record(took, &labels);
+    }
+
+    /// Says which version runs: `baton_build_info{version="…"} 1`.
+    pub fn record_build(&self, version: &str) {
+        let labels = self.labels([("version", version)]);
+        self.build_info.record(1, &labels);
     }
 
     /// One attempt of a call of the MCP tool `tool`; the tool names are the operator's, so the
@@ -323,6 +365,34 @@ mod tests {
         assert_eq!(
             sample(&text, tokens, &[r#"direction="output""#]),
             Some(10.0)
+        );
+    }
+
+    #[tokio::test]
+    async fn gateway_requests_and_the_build_are_recorded() {
+        let endpoint = endpoint();
+        let metrics = Metrics::new(endpoint.meter());
+        metrics.gateway_request("desk", "jsonrpc", 200, Duration::from_millis(12));
+        metrics.gateway_request("desk", "jsonrpc", 429, Duration::from_millis(1));
+        metrics.record_build("0.1.0");
+        let text = scrape(&endpoint).await;
+        let requests = "baton_gateway_requests_total";
+        assert_eq!(
+            sample(
+                &text,
+                requests,
+                &[r#"binding="jsonrpc""#, r#"status="200""#]
+            ),
+            Some(1.0)
+        );
+        assert_eq!(sample(&text, requests, &[r#"status="429""#]), Some(1.0));
+        assert!(
+            text.contains("baton_gateway_request_duration_milliseconds_bucket"),
+            "{text}"
+        );
+        assert_eq!(
+            sample(&text, "baton_build_info", &[r#"version="0.1.0""#]),
+            Some(1.0)
         );
     }
 
