@@ -554,8 +554,8 @@ impl TaskWorkflow {
         }
     }
 
-    /// A conversation parked after its answer, with no new message yet.
-    /// Parked after an answer, or waiting for the answer to a question.
+    /// Parked, with no new message yet: a conversation after its answer, or a task waiting for
+    /// the answer to its question.
     fn awaits_next_message(&self) -> bool {
         self.state == TaskState::InputRequired
             && matches!(
@@ -565,6 +565,7 @@ impl TaskWorkflow {
             && self.unread_messages == 0
     }
 
+    /// Waiting for the answer to the question it asked (`ask_participant`).
     fn awaits_answer(&self) -> bool {
         self.sub_state.as_deref() == Some(AWAITING_ANSWER)
     }
