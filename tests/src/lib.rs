@@ -77,6 +77,34 @@ fn bind_test_port() -> std::net::TcpListener {
     panic!("no free port on 127.0.0.1 in {TEST_PORTS:?}");
 }
 
+/// Starts `command` (a Python test server) with its stdout piped, killed on drop, and waits up
+/// to 30 s for its "ready" line; panics naming `what` when none comes.
+pub(crate) async fn spawn_ready(
+    mut command: tokio::process::Command,
+    what: &str,
+) -> tokio::process::Child {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|error| panic!("starting {what}: {error}"));
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let ready = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.starts_with("ready") {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(ready, Ok(true), "{what} did not start");
+    child
+}
+
 /// Whether a process with this id still exists (zombies included until reaped).
 pub fn process_alive(pid: u32) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()

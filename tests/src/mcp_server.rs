@@ -2,14 +2,14 @@
 //! `[[mcp]]` entries that start one over stdio, and a streamable HTTP one killed on drop.
 
 use std::path::Path;
-use std::process::Stdio;
+
 use std::time::Duration;
 
 use baton_config::{McpServerSpec, McpTransport};
-use tokio::io::{AsyncBufReadExt, BufReader};
+
 use tokio::process::{Child, Command};
 
-use crate::{free_port, venv_program, workspace};
+use crate::{free_port, spawn_ready, venv_program, workspace};
 
 /// The `[[mcp]]` entry `id` that starts the test server over stdio; with `calls`, it records
 /// each call in that file.
@@ -107,7 +107,7 @@ impl ExampleOrdersOverHttp {
             .arg(workspace().join("examples/delegation/orders_mcp.py"))
             .args(["--http", &format!("127.0.0.1:{port}")]);
         ExampleOrdersOverHttp {
-            _child: spawn_ready(command).await,
+            _child: spawn_ready(command, "an MCP test server").await,
             port,
         }
     }
@@ -134,30 +134,7 @@ async fn spawn_http(port: u16, calls: Option<&str>) -> Child {
     if let Some(calls) = calls {
         command.args(["--calls", calls]);
     }
-    spawn_ready(command).await
-}
-
-/// Starts `command` and waits for the "ready" line on its stdout.
-async fn spawn_ready(mut command: Command) -> Child {
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("starting a Python MCP server");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let ready = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Ok(Some(line)) = lines.next_line().await {
-            if line.starts_with("ready") {
-                return true;
-            }
-        }
-        false
-    })
-    .await;
-    assert_eq!(ready, Ok(true), "the MCP server did not start");
-    child
+    spawn_ready(command, "an MCP test server").await
 }
 
 /// The lines of a `--calls` file: one tool name per call that reached a tool.

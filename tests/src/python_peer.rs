@@ -1,11 +1,10 @@
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
+
 use tokio::process::{Child, Command};
 
-use crate::{free_port, venv_program, workspace};
+use crate::{free_port, spawn_ready, venv_program, workspace};
 
 /// A real A2A 1.0 agent on the official Python a2a-sdk (`tests/peers/a2a_peer.py`), killed on drop.
 ///
@@ -103,26 +102,10 @@ impl PythonPeer {
 
 /// Runs the peer script on `port` and waits for its "ready" line.
 async fn spawn(port: u16, args: &[String]) -> Child {
-    let mut child = Command::new(venv_program("python"))
+    let mut command = Command::new(venv_program("python"));
+    command
         .arg(workspace().join("tests/peers/a2a_peer.py"))
         .args(["--port", &port.to_string()])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("starting the Python a2a-sdk peer");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let ready = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Ok(Some(line)) = lines.next_line().await {
-            if line.starts_with("ready") {
-                return true;
-            }
-        }
-        false
-    })
-    .await;
-    assert_eq!(ready, Ok(true), "the Python peer did not start");
-    child
+        .args(args);
+    spawn_ready(command, "the Python a2a-sdk peer").await
 }
