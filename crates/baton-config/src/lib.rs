@@ -19,8 +19,10 @@ mod secret;
 mod server;
 mod settings;
 mod temporal;
+mod temporal_tls;
 mod urls;
 mod walk;
+mod worker_tuning;
 
 #[cfg(test)]
 mod test_support;
@@ -48,3 +50,5 @@ pub use secret::Secret;
 pub use server::ServerSettings;
 pub use settings::Settings;
 pub use temporal::{TemporalMode, TemporalSettings};
+pub use temporal_tls::{ClientCertificate, TemporalTls};
+pub use worker_tuning::WorkerTuning;

@@ -204,7 +204,10 @@ mod tests {
     use super::*;
     use crate::secret::Secret;
     use crate::test_support::*;
-    use crate::{CardSkill, EmbeddedTemporal, TemporalMode, Updates};
+    use crate::{
+        CardSkill, ClientCertificate, EmbeddedTemporal, TemporalMode, TemporalTls, Updates,
+        WorkerTuning,
+    };
 
     fn default_auth() -> crate::AuthSettings {
         crate::AuthSettings {
@@ -247,10 +250,19 @@ mod tests {
                     namespace: "default".into(),
                     task_queue: "baton".into(),
                     tls: false,
+                    tls_files: TemporalTls::default(),
                     search_attributes: true,
                     api_key: None,
                     follow_slots: 1000,
                     workflow_cache: 50,
+                    identity: None,
+                    worker: WorkerTuning {
+                        workflow_slots: None,
+                        activity_slots: None,
+                        workflow_pollers: None,
+                        activity_pollers: None,
+                        drain_grace: Duration::from_secs(10),
+                    },
                     embedded: EmbeddedTemporal {
                         binary: "temporal".into(),
                         database: Path::new(BASE_DIR).join(".baton/baton/temporal.sqlite"),
@@ -325,8 +337,13 @@ address = "desk.a1b2c.tmprl.cloud:7233"
 namespace = "desk.a1b2c"
 task_queue = "desk"
 tls = true
+tls_cert = "certs/desk.pem"
+tls_key = "certs/desk.key"
 follow_slots = 250
 workflow_cache = 200
+identity = "desk-1"
+activity_slots = 40
+drain_grace = "30s"
 
 [temporal.embedded]
 binary = "tools/temporal"
@@ -416,10 +433,26 @@ bind = "0.0.0.0:9464"
                     namespace: "desk.a1b2c".into(),
                     task_queue: "desk".into(),
                     tls: true,
+                    tls_files: TemporalTls {
+                        ca: None,
+                        client: Some(ClientCertificate {
+                            cert: Path::new(BASE_DIR).join("certs/desk.pem"),
+                            key: Path::new(BASE_DIR).join("certs/desk.key"),
+                        }),
+                        server_name: None,
+                    },
                     search_attributes: false,
                     api_key: Some(Secret::new("tk")),
                     follow_slots: 250,
                     workflow_cache: 200,
+                    identity: Some("desk-1".into()),
+                    worker: WorkerTuning {
+                        workflow_slots: None,
+                        activity_slots: Some(40),
+                        workflow_pollers: None,
+                        activity_pollers: None,
+                        drain_grace: Duration::from_secs(30),
+                    },
                     embedded: EmbeddedTemporal {
                         binary: Path::new(BASE_DIR).join("tools/temporal"),
                         database: PathBuf::from("/var/lib/baton/temporal.sqlite"),

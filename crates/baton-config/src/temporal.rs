@@ -5,7 +5,9 @@ use std::path::Path;
 use crate::embedded_temporal::{self, EmbeddedTemporal};
 use crate::error::Errors;
 use crate::secret::{Secret, explain_secret_key, secret_from_env};
+use crate::temporal_tls::{self, TemporalTls};
 use crate::walk::Field;
+use crate::worker_tuning::{self, WorkerTuning};
 
 /// `[temporal]`: the Temporal cluster that runs every task.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +20,8 @@ pub struct TemporalSettings {
     pub task_queue: String,
     /// Defaults to true in remote mode, false in embedded mode.
     pub tls: bool,
+    /// The CA, client certificate and server name of a TLS connection (`tls_*`).
+    pub tls_files: TemporalTls,
     /// From `TEMPORAL_API_KEY`, never from the file.
     pub api_key: Option<Secret>,
     /// Whether tasks carry Baton's search attributes (A2AContextId, A2ATaskState, BatonAgent,
@@ -32,6 +36,11 @@ pub struct TemporalSettings {
     /// this cache, and a parked sub-task is two idle workflows; an evicted workflow replays from
     /// history when it wakes, which costs a fetch and a few milliseconds (docs/performance.md).
     pub workflow_cache: usize,
+    /// How this agent's workers show in Temporal (the Web UI's Workers tab, `temporal
+    /// task-queue describe`). Defaults to `<agent id>:<pid>@<host name>`, which tells the pods
+    /// of a Deployment apart.
+    pub identity: Option<String>,
+    pub worker: WorkerTuning,
     pub embedded: EmbeddedTemporal,
 }
 
@@ -64,6 +73,7 @@ impl fmt::Display for TemporalMode {
     }
 }
 
+/// Besides `tls_*` (after `tls`), the worker tuning and `embedded` (last).
 const KEYS: [&str; 9] = [
     "mode",
     "address",
@@ -73,7 +83,7 @@ const KEYS: [&str; 9] = [
     "search_attributes",
     "follow_slots",
     "workflow_cache",
-    "embedded",
+    "identity",
 ];
 const API_KEY_VARIABLES: [&str; 1] = ["TEMPORAL_API_KEY"];
 const ADDRESS_EXAMPLE: &str = "my-namespace.a1b2c.tmprl.cloud:7233";
@@ -91,7 +101,13 @@ pub(crate) fn read(
     errors: &mut Errors,
 ) -> TemporalSettings {
     let section = field.section("a table like [temporal]", errors);
-    section.refuse_unknown_explained(&KEYS, explain_secret_key(&API_KEY_VARIABLES), errors);
+    let allowed: Vec<&str> = [&KEYS[..5], &temporal_tls::KEYS, &KEYS[5..]]
+        .concat()
+        .into_iter()
+        .chain(worker_tuning::KEYS)
+        .chain(["embedded"])
+        .collect();
+    section.refuse_unknown_explained(&allowed, explain_secret_key(&API_KEY_VARIABLES), errors);
     let mode = section
         .field("mode")
         .choice(&TemporalMode::CHOICES, errors)
@@ -129,6 +145,7 @@ pub(crate) fn read(
         namespace: namespace.to_owned(),
         task_queue: task_queue.to_owned(),
         tls,
+        tls_files: temporal_tls::read(&section, tls, base_dir, errors),
         api_key,
         search_attributes: section
             .field("search_attributes")
@@ -138,6 +155,11 @@ pub(crate) fn read(
             .unwrap_or(DEFAULT_FOLLOW_SLOTS),
         workflow_cache: read_workflow_cache(&section.field("workflow_cache"), errors)
             .unwrap_or(DEFAULT_WORKFLOW_CACHE),
+        identity: section
+            .field("identity")
+            .optional_text("a string like \"baton-worker-1\"", errors)
+            .map(str::to_owned),
+        worker: worker_tuning::read(&section, errors),
         embedded: embedded_temporal::read(section.field("embedded"), agent_id, base_dir, errors),
     }
 }
@@ -415,7 +437,7 @@ mod tests {
         assert_only_error(
             "[temporal]\nindexing = true",
             "temporal.indexing",
-            "unknown setting (allowed: mode, address, namespace, task_queue, tls, search_attributes, follow_slots, workflow_cache, embedded)",
+            "unknown setting (allowed: mode, address, namespace, task_queue, tls, tls_ca, tls_cert, tls_key, tls_server_name, search_attributes, follow_slots, workflow_cache, identity, workflow_slots, activity_slots, workflow_pollers, activity_pollers, drain_grace, embedded)",
         );
     }
 
