@@ -13,6 +13,7 @@ use crate::metrics::{self, MetricsSettings};
 use crate::model::{self, ModelSettings};
 use crate::server::{self, ServerSettings};
 use crate::temporal::{self, TemporalSettings};
+use crate::trace::{self, TraceSettings};
 use crate::walk::Section;
 
 /// Everything in `baton.toml`, with defaults filled in and checked.
@@ -28,12 +29,14 @@ pub struct Settings {
     pub metrics: MetricsSettings,
     pub health: HealthSettings,
     pub log: LogSettings,
+    pub trace: TraceSettings,
     /// The file these settings were loaded from, if any.
     pub source: Option<PathBuf>,
 }
 
-const SECTIONS: [&str; 10] = [
+const SECTIONS: [&str; 11] = [
     "agent", "agents", "mcp", "server", "card", "temporal", "model", "metrics", "health", "log",
+    "trace",
 ];
 
 /// How errors name the text given to [`Settings::parse`].
@@ -99,6 +102,7 @@ fn read(
     let metrics = metrics::read(root.field("metrics"), &mut errors);
     let health = health::read(root.field("health"), &mut errors);
     let log = log::read(root.field("log"), &mut errors);
+    let trace = trace::read(root.field("trace"), &mut errors);
     errors.into_result(source_name)?;
     let mut mcp = mcp;
     let secrets = secret_variables(&agents, &server, &mcp);
@@ -114,6 +118,7 @@ fn read(
         metrics,
         health,
         log,
+        trace,
         source: None,
     })
 }
@@ -281,6 +286,7 @@ mod tests {
                 metrics: MetricsSettings::default(),
                 health: HealthSettings::default(),
                 log: LogSettings::default(),
+                trace: TraceSettings::default(),
                 source: None,
             }
         );
@@ -473,6 +479,7 @@ bind = "0.0.0.0:9464"
                 },
                 health: HealthSettings::default(),
                 log: LogSettings::default(),
+                trace: TraceSettings::default(),
                 source: None,
             }
         );
@@ -483,12 +490,12 @@ bind = "0.0.0.0:9464"
         assert_only_error(
             "colour = \"red\"",
             "colour",
-            "unknown setting (allowed: agent, agents, mcp, server, card, temporal, model, metrics, health, log)",
+            "unknown setting (allowed: agent, agents, mcp, server, card, temporal, model, metrics, health, log, trace)",
         );
         assert_only_error(
             "[openai]\nmodel = \"gpt-4.1\"",
             "openai",
-            "unknown setting (allowed: agent, agents, mcp, server, card, temporal, model, metrics, health, log)",
+            "unknown setting (allowed: agent, agents, mcp, server, card, temporal, model, metrics, health, log, trace)",
         );
     }
 

@@ -9,7 +9,7 @@ use baton_config::Settings;
 
 /// For each key table of the reference, in order: a TOML document that puts `{key}` in that
 /// table. The last table of the page lists environment variables, not keys.
-const PROBES: [(&str, &str); 16] = [
+const PROBES: [(&str, &str); 17] = [
     ("[agent]", "[agent]\n{key} = 1"),
     (
         "agents",
@@ -38,6 +38,7 @@ const PROBES: [(&str, &str); 16] = [
     ("[metrics]", "[metrics]\n{key} = 1"),
     ("[health]", "[health]\n{key} = 1"),
     ("[log]", "[log]\n{key} = 1"),
+    ("[trace]", "[trace]\n{key} = 1"),
 ];
 
 fn page() -> String {
