@@ -346,6 +346,8 @@ pub struct WorkerConfig {
     pub allow_private_push_urls: bool,
     /// More `[server]` lines, like `rate_limit_per_minute = 5`.
     pub server_extra: Vec<String>,
+    /// `temporal.tls`; a TLS test adds its `tls_*` lines to `temporal_extra`.
+    pub tls: bool,
     /// More `[temporal]` lines, like `follow_slots = 1`.
     pub temporal_extra: Vec<String>,
     /// `metrics.bind`, like `127.0.0.1:9464`.
@@ -369,6 +371,7 @@ impl WorkerConfig {
             base_url: None,
             allow_private_push_urls: false,
             server_extra: Vec::new(),
+            tls: false,
             temporal_extra: Vec::new(),
             metrics_bind: None,
             health_bind: None,
@@ -459,10 +462,11 @@ impl WorkerConfig {
             .map(|body| format!("[[mcp]]\n{body}\n"))
             .collect();
         format!(
-            "agents = [{}]\n[agent]\nid = \"{}\"\n{server}{metrics}[temporal]\nmode = \"remote\"\naddress = \"{}\"\ntls = false\nsearch_attributes = true\ntask_queue = \"{}\"\n{}[model]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout = \"10s\"\n{mcp}",
+            "agents = [{}]\n[agent]\nid = \"{}\"\n{server}{metrics}[temporal]\nmode = \"remote\"\naddress = \"{}\"\ntls = {}\nsearch_attributes = true\ntask_queue = \"{}\"\n{}[model]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout = \"10s\"\n{mcp}",
             self.agents.join(", "),
             self.agent_id,
             self.temporal_address,
+            self.tls,
             self.task_queue,
             self.temporal_extra
                 .iter()

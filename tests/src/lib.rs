@@ -9,6 +9,7 @@ pub mod metrics;
 pub mod oidc_issuer;
 mod python_peer;
 pub mod sdk_client;
+pub mod tls_front;
 
 pub use card_server::{CardServer, Recorded, json_response as card_server_json};
 pub use python_peer::PythonPeer;

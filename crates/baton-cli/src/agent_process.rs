@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use baton_a2a::{CardLimits, Registry};
 use baton_activities::{BatonActivities, StaticPrefix};
-use baton_config::Settings;
+use baton_config::{Settings, WorkerTuning};
 use baton_core::deployment_key::DeploymentKey;
 use baton_core::system_prompt::static_prefix;
 use baton_mcp::McpServers;
@@ -18,21 +18,25 @@ use futures::future::join_all;
 use temporalio_client::Client;
 use temporalio_common::ActivityDefinition;
 use temporalio_sdk::activities::ExecutableActivity;
-use temporalio_sdk::runtime::worker_tuner::{FixedSizeSlotSupplier, TunerHolder};
+use temporalio_sdk::runtime::PollerBehavior;
+use temporalio_sdk::runtime::worker_tuner::{FixedSizeSlotSupplier, TunerHolder, WorkerTuner};
 use temporalio_sdk::worker_options_builder::State;
 use temporalio_sdk::{Runtime, Worker, WorkerOptions, WorkerOptionsBuilder};
 
 use crate::health::{Polling, Readiness};
 use crate::http_server::HttpServer;
 use crate::shutdown::ShutdownSignals;
+use crate::temporal::worker_identity;
 
-/// How long running activities may take to finish after a shutdown is asked for.
-pub const GRACE: Duration = Duration::from_secs(10);
+/// What the SDK gives each kind of task when no tuner is set.
+const SDK_DEFAULT_SLOTS: usize = 100;
 
 /// A way to ask a running worker to stop.
 type Stop = Box<dyn Fn()>;
 
 pub struct AgentProcess {
+    /// `temporal.drain_grace`: how long running activities may take once a stop is asked for.
+    drain_grace: Duration,
     worker: Worker,
     follow_worker: Worker,
     http: Option<HttpServer>,
@@ -52,12 +56,25 @@ impl AgentProcess {
         let activities = activities(settings, same_process, deployment).await?;
         fetch_pending_cards(settings, &activities);
         let follow_options = follow_worker_options(settings, activities.clone());
-        let options = WorkerOptions::new(settings.temporal.task_queue.clone())
+        let temporal = &settings.temporal;
+        let tuning = &temporal.worker;
+        let options = WorkerOptions::new(temporal.task_queue.clone())
             .register_workflow::<TaskWorkflow>()?
             .register_workflow::<RemoteTaskWorkflow>()?
             .register_activities(activities)
-            .graceful_shutdown_period(GRACE)
-            .max_cached_workflows(settings.temporal.workflow_cache)
+            .client_identity_override(worker_identity(
+                temporal.identity.as_deref(),
+                &settings.agent.id,
+            ))
+            .graceful_shutdown_period(tuning.drain_grace)
+            .max_cached_workflows(temporal.workflow_cache)
+            .maybe_tuner(task_queue_tuner(tuning))
+            .maybe_workflow_task_poller_behavior(
+                tuning.workflow_pollers.map(PollerBehavior::SimpleMaximum),
+            )
+            .maybe_activity_task_poller_behavior(
+                tuning.activity_pollers.map(PollerBehavior::SimpleMaximum),
+            )
             // After a worker dies, its cached workflows' next tasks move to another worker after
             // this long, instead of the default 10 s (a push waits for that answer).
             .sticky_queue_schedule_to_start_timeout(Duration::from_secs(3))
@@ -68,6 +85,7 @@ impl AgentProcess {
             .context("creating the Temporal worker of the follow queue")?;
         let http = serve_gateway(settings, client, deployment, readiness).await?;
         Ok(AgentProcess {
+            drain_grace: tuning.drain_grace,
             worker,
             follow_worker,
             http,
@@ -89,7 +107,8 @@ impl AgentProcess {
     }
 }
 
-/// Runs every agent's workers until a signal asks them to stop (gracefully, within GRACE) or
+/// Runs every agent's workers until a signal asks them to stop (gracefully, within each one's
+/// `temporal.drain_grace`) or
 /// one of them stops on its own, which stops the rest: a process never runs half its agents.
 /// `polling` is set while they run, for `/readyz`.
 pub async fn run_until_stopped(
@@ -98,6 +117,11 @@ pub async fn run_until_stopped(
     polling: &Polling,
 ) -> anyhow::Result<()> {
     let stops: Vec<Stop> = agents.iter().flat_map(AgentProcess::stops).collect();
+    let grace = agents
+        .iter()
+        .map(|agent| agent.drain_grace)
+        .max()
+        .unwrap_or_default();
     let stop_all = || {
         polling.set(false);
         stops.iter().for_each(|stop| stop());
@@ -124,7 +148,7 @@ pub async fn run_until_stopped(
     let results = tokio::select! {
         results = &mut running => results,
         signal = signals.requested() => {
-            tracing::info!("{signal}: stopping (grace {GRACE:?})");
+            tracing::info!("{signal}: stopping (drain grace {grace:?})");
             stop_all();
             running.await
         }
@@ -233,9 +257,31 @@ pub fn follow_worker_options(settings: &Settings, activities: BatonActivities) -
         Arc::new(activities),
     )
     .tuner(tuner)
+    .client_identity_override(worker_identity(
+        settings.temporal.identity.as_deref(),
+        &settings.agent.id,
+    ))
     .max_cached_workflows(0)
-    .graceful_shutdown_period(GRACE)
+    .graceful_shutdown_period(settings.temporal.worker.drain_grace)
     .build()
+}
+
+/// The slots of `temporal.workflow_slots` and `activity_slots`, when either is set; the others
+/// keep the SDK's default.
+fn task_queue_tuner(tuning: &WorkerTuning) -> Option<WorkerTuner> {
+    if tuning.workflow_slots.is_none() && tuning.activity_slots.is_none() {
+        return None;
+    }
+    let slots = |n: Option<usize>| FixedSizeSlotSupplier::new(n.unwrap_or(SDK_DEFAULT_SLOTS));
+    Some(
+        TunerHolder::builder()
+            .workflow_task_slot_supplier(slots(tuning.workflow_slots))
+            .activity_task_slot_supplier(slots(tuning.activity_slots))
+            .local_activity_task_slot_supplier(slots(None))
+            .nexus_task_slot_supplier(slots(None))
+            .build()
+            .into(),
+    )
 }
 
 /// Registers one activity of an implementer; the definition's value names its type.

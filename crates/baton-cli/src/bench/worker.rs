@@ -46,7 +46,7 @@ where
         .register_workflow::<BenchChildWorkflow>()?
         .register_activities(activities)
         .register_activities(BenchActivities)
-        .graceful_shutdown_period(crate::agent_process::GRACE)
+        .graceful_shutdown_period(settings.temporal.worker.drain_grace)
         .max_cached_workflows(max_cached_workflows.unwrap_or(settings.temporal.workflow_cache))
         // As `baton worker`: a dead worker's sticky tasks move on after 3 s, not 10.
         .sticky_queue_schedule_to_start_timeout(Duration::from_secs(3))

@@ -1,14 +1,27 @@
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use baton_config::TemporalSettings;
-use temporalio_client::{Connection, ConnectionOptions, TlsOptions, Url};
+use temporalio_client::tonic::{Code, Request};
+use temporalio_client::{ClientTlsOptions, Connection, ConnectionOptions, TlsOptions, Url};
+use temporalio_common::protos::temporal::api::enums::v1::IndexedValueType;
+use temporalio_common::protos::temporal::api::operatorservice::v1::ListSearchAttributesRequest;
 use temporalio_common::protos::temporal::api::workflowservice::v1::DescribeNamespaceRequest;
 
-/// Why Baton could not reach its Temporal server.
+use super::connect_error::{explain_connect_error, explain_status};
+use super::identity::process_identity;
+
+/// Why Baton could not reach its Temporal server, each naming the setting to change.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
     #[error("temporal.address: {address:?} is not a host:port Baton can connect to ({reason})")]
     BadAddress { address: String, reason: String },
+    #[error("{setting}: cannot use {}: {reason}", path.display())]
+    TlsFile {
+        setting: &'static str,
+        path: PathBuf,
+        reason: String,
+    },
     #[error("cannot connect to Temporal at {address}: {reason}")]
     Unreachable { address: String, reason: String },
     #[error(
@@ -20,16 +33,31 @@ pub enum ConnectError {
         namespace: String,
         reason: String,
     },
+    #[error(
+        "temporal.search_attributes is true, but namespace {namespace:?} lacks {}. Register {} \
+         ({}), or set temporal.search_attributes = false (ListTasks then cannot filter)",
+        missing.iter().map(|(name, kind)| format!("{name} ({kind})")).collect::<Vec<_>>().join(", "),
+        if missing.len() == 1 { "it" } else { "them" },
+        register_command(namespace, missing)
+    )]
+    MissingSearchAttributes {
+        namespace: String,
+        missing: Vec<(&'static str, &'static str)>,
+    },
 }
 
 /// Connects to the Temporal frontend at `address` (host:port) with the namespace, TLS and API key
-/// of `settings`, and checks that the namespace answers.
+/// of `settings`, checks that the namespace answers and, when tasks carry search attributes, that
+/// the namespace has them all.
 pub async fn connect(
     settings: &TemporalSettings,
     address: &str,
 ) -> Result<Connection, ConnectError> {
     let connection = open(settings, address, None).await?;
-    describe_namespace(&connection, address, &settings.namespace).await?;
+    describe_namespace(&connection, settings, address).await?;
+    if settings.search_attributes {
+        check_search_attributes(&connection, &settings.namespace).await?;
+    }
     Ok(connection)
 }
 
@@ -43,14 +71,16 @@ pub async fn wait_until_ready(
     let deadline = Instant::now() + timeout;
     loop {
         let attempt = match open(settings, address, Some(Duration::from_secs(1))).await {
-            Ok(connection) => describe_namespace(&connection, address, &settings.namespace)
+            Ok(connection) => describe_namespace(&connection, settings, address)
                 .await
                 .map(|()| connection),
             Err(error) => Err(error),
         };
         match attempt {
             Ok(connection) => return Ok(connection),
-            Err(error @ ConnectError::BadAddress { .. }) => return Err(error),
+            Err(error @ (ConnectError::BadAddress { .. } | ConnectError::TlsFile { .. })) => {
+                return Err(error);
+            }
             Err(error) if Instant::now() >= deadline => return Err(error),
             Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
         }
@@ -68,9 +98,14 @@ async fn open(
             address: address.to_string(),
             reason: e.to_string(),
         })?;
+    let tls = if settings.tls {
+        Some(tls_options(settings)?)
+    } else {
+        None
+    };
     let options = ConnectionOptions::new(target)
-        .identity(format!("baton@{}", std::process::id()))
-        .maybe_tls_options(settings.tls.then(TlsOptions::default))
+        .identity(process_identity(settings.identity.as_deref()))
+        .maybe_tls_options(tls)
         .maybe_api_key(
             settings
                 .api_key
@@ -81,29 +116,224 @@ async fn open(
         .build();
     Connection::connect(options)
         .await
-        .map_err(|e| ConnectError::Unreachable {
+        .map_err(|error| ConnectError::Unreachable {
             address: address.to_string(),
-            reason: e.to_string(),
+            reason: explain_connect_error(&error, settings),
         })
+}
+
+/// The TLS options of `settings`, with the files of `tls_ca`, `tls_cert` and `tls_key` read and
+/// checked to be PEM, so that a wrong file is named here rather than in a handshake error.
+fn tls_options(settings: &TemporalSettings) -> Result<TlsOptions, ConnectError> {
+    let files = &settings.tls_files;
+    let ca = files
+        .ca
+        .as_deref()
+        .map(|path| read_pem(path, "temporal.tls_ca", "CERTIFICATE"))
+        .transpose()?;
+    let client = match &files.client {
+        Some(client) => Some(
+            ClientTlsOptions::builder()
+                .client_cert(read_pem(&client.cert, "temporal.tls_cert", "CERTIFICATE")?)
+                .client_private_key(read_pem(&client.key, "temporal.tls_key", "PRIVATE KEY")?)
+                .build(),
+        ),
+        None => None,
+    };
+    Ok(TlsOptions::builder()
+        .maybe_server_root_ca_cert(ca)
+        .maybe_domain(files.server_name.clone())
+        .maybe_client_tls_options(client)
+        .build())
+}
+
+/// The file at `path`, which must hold a PEM block whose label ends with `label`.
+fn read_pem(path: &Path, setting: &'static str, label: &str) -> Result<Vec<u8>, ConnectError> {
+    let fail = |reason: String| ConnectError::TlsFile {
+        setting,
+        path: path.to_path_buf(),
+        reason,
+    };
+    let bytes = std::fs::read(path).map_err(|e| fail(e.to_string()))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let holds_label = text.lines().any(|line| {
+        line.strip_prefix("-----BEGIN ")
+            .and_then(|rest| rest.strip_suffix("-----"))
+            .is_some_and(|found| found.ends_with(label))
+    });
+    if !holds_label {
+        return Err(fail(format!(
+            "it holds no PEM \"{label}\" block (expected -----BEGIN …{label}-----)"
+        )));
+    }
+    Ok(bytes)
 }
 
 async fn describe_namespace(
     connection: &Connection,
+    settings: &TemporalSettings,
     address: &str,
-    namespace: &str,
 ) -> Result<(), ConnectError> {
+    let namespace = &settings.namespace;
     let request = DescribeNamespaceRequest {
-        namespace: namespace.to_string(),
+        namespace: namespace.clone(),
         ..Default::default()
     };
-    connection
+    match connection
         .workflow_service()
-        .describe_namespace(temporalio_client::tonic::Request::new(request))
+        .describe_namespace(Request::new(request))
         .await
-        .map(|_| ())
-        .map_err(|status| ConnectError::NoNamespace {
+    {
+        Ok(_) => Ok(()),
+        Err(status) if status.code() == Code::NotFound => Err(ConnectError::NoNamespace {
             address: address.to_string(),
-            namespace: namespace.to_string(),
+            namespace: namespace.clone(),
             reason: status.message().to_string(),
+        }),
+        Err(status) => Err(ConnectError::Unreachable {
+            address: address.to_string(),
+            reason: explain_status(&status, settings),
+        }),
+    }
+}
+
+/// Refuses a namespace that lacks one of the search attributes every task writes: otherwise the
+/// worker would start, and the first task would fail. A server that will not list them (a
+/// Temporal Cloud API key without that permission) is given the benefit of the doubt, with a
+/// WARN.
+async fn check_search_attributes(
+    connection: &Connection,
+    namespace: &str,
+) -> Result<(), ConnectError> {
+    let request = ListSearchAttributesRequest {
+        namespace: namespace.to_string(),
+    };
+    let listed = match connection
+        .operator_service()
+        .list_search_attributes(Request::new(request))
+        .await
+    {
+        Ok(response) => response.into_inner(),
+        Err(status) => {
+            tracing::warn!(
+                namespace,
+                reason = status.message(),
+                "could not list the namespace's search attributes to check them; a task fails if one is missing"
+            );
+            return Ok(());
+        }
+    };
+    let missing: Vec<(&str, &str)> = baton_workflows::search_attributes::REGISTRATIONS
+        .into_iter()
+        .filter(|(name, kind)| {
+            listed
+                .custom_attributes
+                .get(*name)
+                .and_then(|found| IndexedValueType::try_from(*found).ok())
+                .is_none_or(|found| found.as_str_name() != indexed_value_type_name(kind))
         })
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(ConnectError::MissingSearchAttributes {
+            namespace: namespace.to_string(),
+            missing,
+        })
+    }
+}
+
+/// `KeywordList` → `INDEXED_VALUE_TYPE_KEYWORD_LIST`, the proto enum's name.
+fn indexed_value_type_name(kind: &str) -> String {
+    let mut name = String::from("INDEXED_VALUE_TYPE");
+    for c in kind.chars() {
+        if c.is_ascii_uppercase() {
+            name.push('_');
+        }
+        name.push(c.to_ascii_uppercase());
+    }
+    name
+}
+
+fn register_command(namespace: &str, missing: &[(&str, &str)]) -> String {
+    let names: String = missing
+        .iter()
+        .map(|(name, kind)| format!(" --name {name} --type {kind}"))
+        .collect();
+    format!("temporal operator search-attribute create --namespace {namespace}{names}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_map_to_proto_enum_names() {
+        for (name, _) in baton_workflows::search_attributes::REGISTRATIONS {
+            assert!(!name.is_empty());
+        }
+        for (kind, expected) in [
+            ("Keyword", IndexedValueType::Keyword),
+            ("KeywordList", IndexedValueType::KeywordList),
+            ("Datetime", IndexedValueType::Datetime),
+        ] {
+            assert_eq!(indexed_value_type_name(kind), expected.as_str_name());
+        }
+    }
+
+    #[test]
+    fn a_missing_search_attribute_names_the_setting_and_the_command() {
+        let error = ConnectError::MissingSearchAttributes {
+            namespace: "prod".into(),
+            missing: vec![
+                ("BatonAgent", "Keyword"),
+                ("BatonParticipants", "KeywordList"),
+            ],
+        };
+        assert_eq!(
+            error.to_string(),
+            "temporal.search_attributes is true, but namespace \"prod\" lacks BatonAgent \
+             (Keyword), BatonParticipants (KeywordList). Register them (temporal operator \
+             search-attribute create --namespace prod --name BatonAgent --type Keyword --name \
+             BatonParticipants --type KeywordList), or set temporal.search_attributes = false \
+             (ListTasks then cannot filter)"
+        );
+    }
+
+    #[test]
+    fn pem_files_are_checked_for_their_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let cert = dir.path().join("client.pem");
+        std::fs::write(
+            &cert,
+            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        assert!(read_pem(&cert, "temporal.tls_cert", "CERTIFICATE").is_ok());
+        let error = read_pem(&cert, "temporal.tls_key", "PRIVATE KEY").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "temporal.tls_key: cannot use {}: it holds no PEM \"PRIVATE KEY\" block \
+                 (expected -----BEGIN …PRIVATE KEY-----)",
+                cert.display()
+            )
+        );
+        let ec_key = dir.path().join("client.key");
+        std::fs::write(
+            &ec_key,
+            "-----BEGIN EC PRIVATE KEY-----\nMHc\n-----END EC PRIVATE KEY-----\n",
+        )
+        .unwrap();
+        assert!(read_pem(&ec_key, "temporal.tls_key", "PRIVATE KEY").is_ok());
+        let absent = dir.path().join("absent.pem");
+        let error = read_pem(&absent, "temporal.tls_ca", "CERTIFICATE").unwrap_err();
+        assert!(
+            error.to_string().starts_with(&format!(
+                "temporal.tls_ca: cannot use {}: No such file",
+                absent.display()
+            )),
+            "{error}"
+        );
+    }
 }

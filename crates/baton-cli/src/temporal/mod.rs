@@ -2,9 +2,12 @@
 //! whichever server the settings name.
 
 mod connect;
+mod connect_error;
 mod embedded;
+mod identity;
 mod join;
 
 pub use connect::{ConnectError, connect, wait_until_ready};
 pub use embedded::{EmbeddedError, EmbeddedServer};
+pub use identity::worker_identity;
 pub use join::{join, joined_address};
