@@ -7,6 +7,7 @@
 //!   (push, follow or off) and tells its parent of each change with `child_done`.
 
 mod activity_failure;
+mod current_details;
 mod event_log;
 mod policies;
 mod remote_task_workflow;

@@ -39,6 +39,7 @@ use temporalio_workflow::{SignalWorkflowOptions, TimerOptions, WorkflowCancellat
 
 use crate::TaskWorkflow;
 use crate::activity_failure;
+use crate::current_details::remote_details;
 use crate::policies;
 
 /// Fetches after a push whose claim the agent's GetTask does not yet agree with.
@@ -113,6 +114,10 @@ impl RemoteTaskWorkflow {
             }
         }
         loop {
+            let details = ctx.state(|s| {
+                remote_details(&s.start.agent, &s.last, s.watch.as_ref().map(|w| w.kind))
+            });
+            ctx.set_current_details(details);
             if ctx.state(RemoteTaskWorkflow::is_done) {
                 return end(ctx, None).await;
             }

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::current_details::task_details;
 use baton_activities::BatonActivities;
 use baton_core::ask_participant::{ASK_PARTICIPANT, ASKED_CONTENT, validate_ask};
 use baton_core::brief::{brief_envelope, brief_text};
@@ -202,6 +203,12 @@ impl TaskWorkflow {
         }
         if ctx.state(|s| s.log.next_seq() == 0) {
             set_state(ctx, TaskState::Submitted, None);
+        } else {
+            // A run continued as new starts with no details of its own.
+            let details = ctx.state(|s| {
+                task_details(s.state, s.sub_state.as_deref(), s.status_message.as_deref())
+            });
+            ctx.set_current_details(details);
         }
         let now = ctx.workflow_time();
         ctx.state_mut(|s| {
@@ -312,6 +319,7 @@ impl TaskWorkflow {
                         None,
                         None,
                     );
+                    ctx.set_current_details(task_details(TaskState::Working, None, None));
                 }
             }
         }
@@ -486,6 +494,7 @@ impl TaskWorkflow {
     }
 
     /// Records a status: the state, its event in the log, and a push of it to each webhook.
+    /// Returns what the status says: its message, or the last answer once the task stops.
     fn record_status(
         &mut self,
         now: Option<std::time::SystemTime>,
@@ -493,7 +502,7 @@ impl TaskWorkflow {
         state: TaskState,
         sub_state: Option<String>,
         message: Option<String>,
-    ) {
+    ) -> Option<String> {
         self.state = state;
         self.sub_state = sub_state.clone();
         self.status_message = message.clone();
@@ -527,6 +536,7 @@ impl TaskWorkflow {
                 at: at.clone(),
             });
         }
+        says
     }
 
     /// Whether the model has taken `max_turns` turns: since the last participant message it
@@ -797,7 +807,8 @@ fn record_state(
     if let Some(update) = indexed_state(&ctx.search_attributes(), state) {
         ctx.upsert_search_attributes([update]);
     }
-    ctx.state_mut(|s| s.record_status(now, &task_id, state, sub_state, message));
+    let says = ctx.state_mut(|s| s.record_status(now, &task_id, state, sub_state.clone(), message));
+    ctx.set_current_details(task_details(state, sub_state.as_deref(), says.as_deref()));
 }
 
 /// The update that keeps the indexed state of a task the gateway indexed for listing current;
