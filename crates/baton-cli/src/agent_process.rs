@@ -23,6 +23,7 @@ use temporalio_sdk::runtime::worker_tuner::{FixedSizeSlotSupplier, TunerHolder, 
 use temporalio_sdk::worker_options_builder::State;
 use temporalio_sdk::{Runtime, Worker, WorkerOptions, WorkerOptionsBuilder};
 
+use crate::agent_span::AgentSpan;
 use crate::health::{Polling, Readiness};
 use crate::http_server::HttpServer;
 use crate::shutdown::ShutdownSignals;
@@ -62,6 +63,9 @@ impl AgentProcess {
             .register_workflow::<TaskWorkflow>()?
             .register_workflow::<RemoteTaskWorkflow>()?
             .register_activities(activities)
+            .activity_inbound_interceptor(AgentSpan {
+                agent_id: settings.agent.id.clone(),
+            })
             .client_identity_override(worker_identity(
                 temporal.identity.as_deref(),
                 &settings.agent.id,
@@ -257,6 +261,9 @@ pub fn follow_worker_options(settings: &Settings, activities: BatonActivities) -
         Arc::new(activities),
     )
     .tuner(tuner)
+    .activity_inbound_interceptor(AgentSpan {
+        agent_id: settings.agent.id.clone(),
+    })
     .client_identity_override(worker_identity(
         settings.temporal.identity.as_deref(),
         &settings.agent.id,

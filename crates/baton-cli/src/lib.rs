@@ -1,9 +1,11 @@
 //! The `baton` command's library half: everything the binary wires together, kept testable.
 
 pub mod agent_process;
+pub mod agent_span;
 pub mod agents_check;
 pub mod bench;
 pub mod deployment_secret;
+pub mod error_report;
 pub mod gateway;
 pub mod health;
 pub mod http_server;

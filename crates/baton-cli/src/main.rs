@@ -142,7 +142,7 @@ async fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", baton_cli::error_report::error_line(&error));
             ExitCode::FAILURE
         }
     }

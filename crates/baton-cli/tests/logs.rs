@@ -1,5 +1,5 @@
 //! `[log] format = "json"`: every line a worker writes is one JSON object a log pipeline can
-//! read, a failed task included, as one WARN line with its id and reason.
+//! read, a failed task included, as one WARN line with its id, its reason and its agent.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -62,5 +62,13 @@ async fn json_log_lines_parse_and_a_failed_task_is_one_warn_line_with_its_id_and
         worker.logged(&["task failed"]).len(),
         1,
         "one line per failed task"
+    );
+    // Whose task it was: `baton up` runs several agents' workers in one process.
+    let spans = failed["spans"].as_array().expect("the line lists its spans");
+    assert!(
+        spans
+            .iter()
+            .any(|span| span["name"] == "agent" && span["agent"] == "front-desk"),
+        "{failed}"
     );
 }
