@@ -1,10 +1,15 @@
 //! deploy/ is checked here, since no Docker engine or cluster runs in CI: every Baton config it
-//! ships parses as `baton` would load it, the Kubernetes manifests pass the Kubernetes 1.32
-//! schemas (kubernetes-validate --strict), and docker-compose.yml holds together (every service
-//! it depends on exists, every mounted file exists, every Baton service has an image).
+//! ships parses as `baton` would load it, the Kubernetes manifests (the Kustomize base and every
+//! overlay's files) pass the Kubernetes 1.32 schemas (kubernetes-validate --strict), the
+//! kustomizations hold together without Kustomize to render them (every file they name exists,
+//! every patch targets a resource of the base, every file a baton.toml names is mounted), and
+//! docker-compose.yml holds together (every service it depends on exists, every mounted file
+//! exists, every Baton service has an image).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use baton_config::Settings;
 use baton_tests::venv_program;
@@ -13,17 +18,63 @@ fn deploy() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy")
 }
 
-/// Parses `text` as `baton` loads it; every shipped config serves metrics on 9464, where the
-/// manifests' annotations and the compose file's Prometheus look for them.
-fn parses(text: &str, what: &str) {
-    match Settings::parse(text, Path::new("/etc/baton"), &|_| None) {
-        Ok(settings) => assert_eq!(
-            settings.metrics.bind.map(|bind| bind.port()),
-            Some(9464),
-            "{what}: metrics.bind"
-        ),
+fn k8s() -> PathBuf {
+    deploy().join("k8s")
+}
+
+/// `deploy/k8s/base` and each `deploy/k8s/overlays/*`: every directory `kubectl apply -k` takes.
+fn kustomizations() -> Vec<PathBuf> {
+    let mut overlays: Vec<PathBuf> = std::fs::read_dir(k8s().join("overlays"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    overlays.sort();
+    assert!(overlays.len() >= 2, "{overlays:?}");
+    [k8s().join("base")].into_iter().chain(overlays).collect()
+}
+
+fn yaml_files(directory: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Parses `text` as `baton` loads it, with `env` as its environment; every shipped config serves
+/// metrics on 9464, where the manifests' annotations and the compose file's Prometheus look for
+/// them.
+fn parses(text: &str, what: &str, env: &HashMap<&str, &str>) -> Settings {
+    let env = |name: &str| env.get(name).map(|value| value.to_string());
+    match Settings::parse(text, Path::new("/etc/baton"), &env) {
+        Ok(settings) => {
+            assert_eq!(
+                settings.metrics.bind.map(|bind| bind.port()),
+                Some(9464),
+                "{what}: metrics.bind"
+            );
+            settings
+        }
         Err(error) => panic!("{what} is not a valid baton.toml:\n{error}"),
     }
+}
+
+/// The part of a Kubernetes baton.toml that every overlay shares with the base: everything
+/// before `[temporal]` (the last table) and the comments just above it.
+fn shared_part(text: &str) -> String {
+    let mut lines: Vec<&str> = text
+        .lines()
+        .take_while(|line| *line != "[temporal]")
+        .collect();
+    while lines
+        .last()
+        .is_some_and(|line| line.is_empty() || line.starts_with('#'))
+    {
+        lines.pop();
+    }
+    lines.join("\n")
 }
 
 #[test]
@@ -33,34 +84,228 @@ fn every_config_in_deploy_is_a_valid_baton_toml() {
         parses(
             &std::fs::read_to_string(&path).unwrap(),
             &path.display().to_string(),
+            &HashMap::new(),
         );
     }
-    // The ConfigMap's baton.toml: the block under `baton.toml: |`, four spaces in.
-    let configmap = std::fs::read_to_string(deploy().join("k8s/configmap.yaml")).unwrap();
-    let block: String = configmap
-        .split_once("baton.toml: |\n")
-        .expect("the ConfigMap has a baton.toml")
-        .1
+    let worker = std::fs::read_to_string(k8s().join("base/worker-deployment.yaml")).unwrap();
+    let grace: u64 = worker
         .lines()
-        .map(|line| line.strip_prefix("    ").unwrap_or(line))
-        .collect::<Vec<_>>()
-        .join("\n");
-    parses(&block, "the ConfigMap's baton.toml");
+        .find_map(|line| line.trim().strip_prefix("terminationGracePeriodSeconds: "))
+        .expect("the worker Deployment sets terminationGracePeriodSeconds")
+        .parse()
+        .unwrap();
+    let base = std::fs::read_to_string(k8s().join("base/baton.toml")).unwrap();
+    let base_secret = std::fs::read_to_string(k8s().join("base/secret.yaml")).unwrap();
+    for directory in kustomizations() {
+        let path = directory.join("baton.toml");
+        let what = path.display().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        // The pods' environment has TEMPORAL_API_KEY when the base's Secret or the overlay's
+        // patch of it carries one, and Baton must accept the config with it.
+        let mut secrets = base_secret.clone();
+        if directory != k8s().join("base") {
+            for file in yaml_files(&directory) {
+                secrets.push_str(&std::fs::read_to_string(file).unwrap());
+            }
+        }
+        let mut env = HashMap::new();
+        if secrets.contains("TEMPORAL_API_KEY:") {
+            env.insert("TEMPORAL_API_KEY", "a-key");
+        }
+        let settings = parses(&text, &what, &env);
+        assert!(
+            settings.temporal.worker.drain_grace < Duration::from_secs(grace),
+            "{what}: temporal.drain_grace must be shorter than the worker Deployment's \
+             terminationGracePeriodSeconds ({grace}), or Kubernetes kills running activities"
+        );
+        assert_eq!(
+            shared_part(&text),
+            shared_part(&base),
+            "{what} must be the base's baton.toml but for [temporal], so the overlay does not drift"
+        );
+    }
 }
 
 #[test]
 fn the_kubernetes_manifests_pass_the_schemas() {
-    let manifests: Vec<PathBuf> = std::fs::read_dir(deploy().join("k8s"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
+    // The base's manifests and every overlay's patches (each a valid resource of its own); the
+    // kustomization.yaml files have no Kubernetes schema.
+    let manifests: Vec<PathBuf> = kustomizations()
+        .iter()
+        .flat_map(|directory| yaml_files(directory))
+        .filter(|path| !path.ends_with("kustomization.yaml"))
         .collect();
-    assert!(manifests.len() >= 5, "{manifests:?}");
+    assert!(manifests.len() >= 9, "{manifests:?}");
     let output = Command::new(venv_program("kubernetes-validate"))
         .args(["--strict", "-k", "1.32.0"])
         .args(&manifests)
         .output()
         .expect("running kubernetes-validate (scripts/setup.sh installs it)");
+    assert!(
+        output.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Kustomize is not installed here (no package of the registries CI reaches carries a current one:
+/// Debian's kubectl 1.20 embeds Kustomize 2.0, which reads neither `patches:` nor a directory in
+/// `resources:`), so the overlays are not rendered; instead this checks what would make one fail to render or render wrong: a file a
+/// kustomization names is missing, or a file in its directory is never named; a patch targets a
+/// resource (kind and name) or a container the base lacks; a generator does not replace the
+/// base's; a container's image is not set by `images:`, or it lacks CPU and memory requests or
+/// the probes; a Deployment with replicas has no PodDisruptionBudget; the base Secret carries
+/// TEMPORAL_API_KEY; a `tls_*` file of an overlay's baton.toml is not in a Secret mounted in
+/// every Deployment.
+#[test]
+fn the_kustomizations_hold_together() {
+    const CHECK: &str = r#"
+import os, sys, tomllib, yaml
+k8s = sys.argv[1]
+base_dir = os.path.join(k8s, "base")
+problems = []
+
+def load(path):
+    with open(path) as f:
+        return [doc for doc in yaml.safe_load_all(f) if doc]
+
+def kustomization(directory):
+    return load(os.path.join(directory, "kustomization.yaml"))[0]
+
+def key(doc):
+    return (doc["kind"], doc["metadata"]["name"])
+
+def pod(doc):
+    return doc["spec"]["template"]["spec"]
+
+def files_of(directory, k):
+    """The files a kustomization names, each of which must exist."""
+    named = []
+    for entry in k.get("resources", []):
+        path = os.path.normpath(os.path.join(directory, entry))
+        if os.path.isdir(path):
+            if not os.path.exists(os.path.join(path, "kustomization.yaml")):
+                problems.append(f"{directory}: resource {entry} is a directory without kustomization.yaml")
+        elif not os.path.isfile(path):
+            problems.append(f"{directory}: resource {entry} does not exist")
+        else:
+            named.append(path)
+    for patch in k.get("patches", []):
+        if "path" not in patch:
+            problems.append(f"{directory}: a patch without path: {patch}")
+        elif not os.path.isfile(os.path.join(directory, patch["path"])):
+            problems.append(f"{directory}: patch {patch['path']} does not exist")
+    for generator in k.get("configMapGenerator", []) + k.get("secretGenerator", []):
+        for entry in generator.get("files", []):
+            if not os.path.isfile(os.path.join(directory, entry.split("=")[-1])):
+                problems.append(f"{directory}: {generator['name']} names missing file {entry}")
+    listed = {os.path.basename(p) for p in named} | {p.get("path") for p in k.get("patches", [])} \
+        | {e for g in k.get("configMapGenerator", []) for e in g.get("files", [])} | {"kustomization.yaml"}
+    for name in sorted(os.listdir(directory)):
+        if name not in listed:
+            problems.append(f"{directory}: {name} is not named in kustomization.yaml, so it is never applied")
+    return named
+
+# The base: what it is made of.
+base_k = kustomization(base_dir)
+base = {}
+for path in files_of(base_dir, base_k):
+    for doc in load(path):
+        base[key(doc)] = doc
+generated = {g["name"] for g in base_k.get("configMapGenerator", [])}
+images = {i["name"] for i in base_k.get("images", [])}
+deployments = {name: doc for (kind, name), doc in base.items() if kind == "Deployment"}
+if not deployments:
+    problems.append("the base has no Deployment")
+for name, doc in deployments.items():
+    spec = pod(doc)
+    volumes = {v["name"]: v for v in spec.get("volumes", [])}
+    for container in spec["containers"]:
+        what = f"base Deployment {name}, container {container['name']}"
+        if container["image"] not in images:
+            problems.append(f"{what}: image {container['image']} is not one of kustomization.yaml's images {sorted(images)}")
+        requests = container.get("resources", {}).get("requests", {})
+        if not {"cpu", "memory"} <= requests.keys():
+            problems.append(f"{what}: resources.requests needs cpu and memory (has {sorted(requests)})")
+        for probe, path in [("readinessProbe", "/readyz"), ("livenessProbe", "/livez")]:
+            if container.get(probe, {}).get("httpGet", {}).get("path") != path:
+                problems.append(f"{what}: {probe} does not read {path}")
+        for mount in container.get("volumeMounts", []):
+            if mount["name"] not in volumes:
+                problems.append(f"{what}: mounts unknown volume {mount['name']}")
+    for volume in volumes.values():
+        config = volume.get("configMap", {}).get("name")
+        if config is not None and config not in generated:
+            problems.append(f"base Deployment {name}: volume {volume['name']} names ConfigMap {config}, which the base does not generate")
+    labels = doc["spec"]["template"]["metadata"]["labels"]
+    budgets = [b for (kind, _), b in base.items() if kind == "PodDisruptionBudget"
+               and b["spec"]["selector"]["matchLabels"].items() <= labels.items()]
+    if doc["spec"].get("replicas", 1) > 1 and len(budgets) != 1:
+        problems.append(f"base Deployment {name}: {len(budgets)} PodDisruptionBudgets select its pods, not 1")
+for (kind, name), doc in base.items():
+    if kind == "Secret" and "TEMPORAL_API_KEY" in {**doc.get("data", {}), **doc.get("stringData", {})}:
+        problems.append(f"base Secret {name} carries TEMPORAL_API_KEY, which a plaintext cluster refuses: only the temporal-cloud overlay adds it")
+
+# Each overlay: what it patches exists in the base, and the files its baton.toml names are mounted.
+overlays = os.path.join(k8s, "overlays")
+for overlay in sorted(os.listdir(overlays)):
+    directory = os.path.join(overlays, overlay)
+    k = kustomization(directory)
+    if files_of(directory, k) or k.get("resources") != ["../../base"]:
+        problems.append(f"{overlay}: resources must be just ../../base (got {k.get('resources')})")
+    for generator in k.get("configMapGenerator", []):
+        if generator.get("behavior") != "replace" or generator["name"] not in generated:
+            problems.append(f"{overlay}: configMapGenerator {generator['name']} must replace one of the base's {sorted(generated)}")
+    mounts = {name: {m["mountPath"]: m["name"] for c in pod(d)["containers"] for m in c.get("volumeMounts", [])}
+              for name, d in deployments.items()}
+    volumes = {name: {v["name"]: v for v in pod(d).get("volumes", [])} for name, d in deployments.items()}
+    for patch in k.get("patches", []):
+        if "target" in patch:
+            problems.append(f"{overlay}: patch {patch['path']} has a target; name the resource in the patch instead")
+        for doc in load(os.path.join(directory, patch["path"])):
+            what = f"{overlay}/{patch['path']}"
+            if key(doc) not in base:
+                problems.append(f"{what}: patches {key(doc)}, which the base does not have (it has {sorted(base)})")
+                continue
+            if doc["kind"] != "Deployment":
+                continue
+            original = base[key(doc)]
+            if doc["spec"].get("selector", original["spec"]["selector"]) != original["spec"]["selector"]:
+                problems.append(f"{what}: its selector differs from the base's")
+            names = {c["name"] for c in pod(original)["containers"]}
+            volumes[doc["metadata"]["name"]].update({v["name"]: v for v in pod(doc).get("volumes", [])})
+            for container in pod(doc).get("containers", []):
+                if container["name"] not in names:
+                    problems.append(f"{what}: container {container['name']} is not in the base ({sorted(names)}), so the patch would add one without an image")
+                for mount in container.get("volumeMounts", []):
+                    mounts[doc["metadata"]["name"]][mount["mountPath"]] = mount["name"]
+    for name in deployments:
+        for mount_path, volume in mounts[name].items():
+            if volume not in volumes[name]:
+                problems.append(f"{overlay}: Deployment {name} mounts unknown volume {volume} at {mount_path}")
+    with open(os.path.join(directory, "baton.toml"), "rb") as f:
+        temporal = tomllib.load(f).get("temporal", {})
+    for setting in ["tls_ca", "tls_cert", "tls_key"]:
+        if setting not in temporal:
+            continue
+        path = temporal[setting]
+        for name in deployments:
+            holders = [(p, v) for p, v in mounts[name].items() if os.path.dirname(path) == p]
+            if not holders:
+                problems.append(f"{overlay}: temporal.{setting} = {path!r}, but Deployment {name} mounts nothing at {os.path.dirname(path)}")
+                continue
+            secret = volumes[name][holders[0][1]].get("secret")
+            if secret is None or os.path.basename(path) not in ("tls.crt", "tls.key", "ca.crt"):
+                problems.append(f"{overlay}: temporal.{setting} = {path!r} is not a key of a kubernetes.io/tls Secret (tls.crt, tls.key, ca.crt)")
+print("\n".join(problems))
+sys.exit(1 if problems else 0)
+"#;
+    let output = Command::new(venv_program("python"))
+        .args(["-c", CHECK])
+        .arg(k8s())
+        .output()
+        .expect("running the venv's python");
     assert!(
         output.status.success(),
         "{}{}",
