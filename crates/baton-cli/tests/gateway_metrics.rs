@@ -59,6 +59,19 @@ async fn requests_are_counted_by_binding_and_status_and_the_build_is_named() {
             "{binding} {status}:\n{text}"
         );
     }
+    assert_eq!(
+        sample(
+            &text,
+            "baton_gateway_refusals_total",
+            &[
+                ("agent", "front-desk"),
+                ("binding", "push"),
+                ("reason", "UNAUTHENTICATED")
+            ]
+        ),
+        Some(1.0),
+        "{text}"
+    );
     assert!(
         text.lines().any(|line| line.starts_with(
             "baton_gateway_request_duration_milliseconds_count{agent=\"front-desk\",binding=\"jsonrpc\"}"

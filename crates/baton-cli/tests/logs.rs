@@ -64,7 +64,9 @@ async fn json_log_lines_parse_and_a_failed_task_is_one_warn_line_with_its_id_and
         "one line per failed task"
     );
     // Whose task it was: `baton up` runs several agents' workers in one process.
-    let spans = failed["spans"].as_array().expect("the line lists its spans");
+    let spans = failed["spans"]
+        .as_array()
+        .expect("the line lists its spans");
     assert!(
         spans
             .iter()

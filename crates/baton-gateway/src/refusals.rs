@@ -207,14 +207,27 @@ pub async fn as_a2a_errors(
     request: Request,
     next: Next,
 ) -> Response {
-    if is_grpc(request.headers()) {
-        return as_grpc_status(next.run(request).await).await;
-    }
+    let grpc = is_grpc(request.headers());
     let binding = binding_of(request.method(), request.uri().path(), &base_path);
     let response = next.run(request).await;
     let Some(refusal) = Refusal::of(response.status()) else {
         return response;
     };
+    let mut answer = if grpc {
+        as_grpc_status(response, refusal).await
+    } else {
+        in_binding(response, binding, refusal).await
+    };
+    answer.extensions_mut().insert(Refused(refusal.reason()));
+    answer
+}
+
+/// The refusal's reason (`RATE_LIMIT_EXCEEDED`, …), on the response of every request refused in
+/// front of the A2A handler or by an HTTP error status, for the request metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refused(pub &'static str);
+
+async fn in_binding(response: Response, binding: Binding, refusal: Refusal) -> Response {
     let content_type = response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -242,10 +255,7 @@ pub async fn as_a2a_errors(
 /// body says) is answered the way gRPC answers: HTTP 200 with `grpc-status`, the message, and
 /// an `ErrorInfo` keeping the reason the refusal gave, so a gRPC client decodes it like any
 /// other A2A error.
-async fn as_grpc_status(response: Response) -> Response {
-    let Some(refusal) = Refusal::of(response.status()) else {
-        return response;
-    };
+async fn as_grpc_status(response: Response, refusal: Refusal) -> Response {
     let (parts, body) = response.into_parts();
     let said = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
     let (message, reason) = said_in(&said);
@@ -450,7 +460,7 @@ mod tests {
             }})),
         )
             .into_response();
-        let grpc = as_grpc_status(refused).await;
+        let grpc = as_grpc_status(refused, Refusal::Unauthenticated).await;
         assert_eq!(grpc.status(), StatusCode::OK);
         let status = tonic::Status::from_header_map(grpc.headers()).expect("a grpc-status");
         assert_eq!(status.code(), tonic::Code::Unauthenticated);
@@ -470,7 +480,7 @@ mod tests {
             "at the concurrency limit",
         )
             .into_response();
-        let grpc = as_grpc_status(refused).await;
+        let grpc = as_grpc_status(refused, Refusal::Unavailable).await;
         let status = tonic::Status::from_header_map(grpc.headers()).unwrap();
         assert_eq!(status.code(), tonic::Code::Unavailable);
         assert_eq!(status.message(), "at the concurrency limit");
@@ -479,8 +489,6 @@ mod tests {
             "UNAVAILABLE"
         );
         assert_eq!(grpc.headers()[header::RETRY_AFTER], "1");
-        let fine = as_grpc_status(StatusCode::OK.into_response()).await;
-        assert!(tonic::Status::from_header_map(fine.headers()).is_none());
     }
 
     #[tokio::test]

@@ -1,6 +1,8 @@
 //! `baton_gateway_requests_total` and `baton_gateway_request_duration_milliseconds`: every request the
 //! gateway answers, by its binding and HTTP status, refusals included (401, 413, 429, 503 say
 //! which limit refused it). A stream counts the time to its first byte.
+//! `baton_gateway_refusals_total` counts the refusals by their A2A reason, in every binding (a
+//! refused gRPC call answers HTTP 200, its status in `grpc-status`).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -9,6 +11,8 @@ use axum::extract::{Request, State};
 use axum::http::{Method, header};
 use axum::middleware::Next;
 use axum::response::Response;
+
+use crate::refusals::Refused;
 
 /// Whose gateway this is, and where its JSON-RPC endpoint is.
 pub(crate) struct RequestMetrics {
@@ -24,12 +28,16 @@ pub(crate) async fn count_requests(
     let binding = binding_of(&metrics.base_path, &request);
     let started = Instant::now();
     let response = next.run(request).await;
-    baton_metrics::global().gateway_request(
+    let recorder = baton_metrics::global();
+    recorder.gateway_request(
         &metrics.agent,
         binding,
         response.status().as_u16(),
         started.elapsed(),
     );
+    if let Some(Refused(reason)) = response.extensions().get::<Refused>() {
+        recorder.gateway_refusal(&metrics.agent, binding, reason);
+    }
     response
 }
 

@@ -60,6 +60,7 @@ pub struct Metrics {
     tool_calls: Counter,
     gateway_requests: Counter,
     gateway_request_duration: HistogramDuration,
+    gateway_refusals: Counter,
     build_info: Gauge,
 }
 
@@ -136,6 +137,10 @@ impl Metrics {
                         "How long the gateway took to answer, in milliseconds, by agent and binding",
                     )
                     .build(),
+            ),
+            gateway_refusals: counter(
+                "baton_gateway_refusals_total",
+                "Requests the gateway refused, by agent, binding and A2A reason (RATE_LIMIT_EXCEEDED, REQUEST_TOO_LARGE, UNAUTHENTICATED, UNAVAILABLE, ...)",
             ),
             build_info: meter.gauge(
                 MetricParameters::builder()
@@ -217,6 +222,12 @@ impl Metrics {
         self.gateway_requests.add(1, &labels);
         let labels = self.labels([("agent", agent), ("binding", binding)]);
         self.gateway_request_duration.record(took, &labels);
+    }
+
+    /// One refused request; `reason` is one of the gateway's fixed refusal reasons.
+    pub fn gateway_refusal(&self, agent: &str, binding: &str, reason: &str) {
+        let labels = self.labels([("agent", agent), ("binding", binding), ("reason", reason)]);
+        self.gateway_refusals.add(1, &labels);
     }
 
     /// Says which version runs: `baton_build_info{version="…"} 1`.
