@@ -14,6 +14,7 @@ pub mod push;
 mod registry;
 mod remote_agent;
 pub mod snapshot;
+mod trace_context;
 
 pub use card_fetch::CardLimits;
 pub use error::{AgentError, UnsupportedExtensionError};

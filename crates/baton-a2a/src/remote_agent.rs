@@ -1,3 +1,4 @@
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,6 +13,8 @@ use a2a_client::{A2AClient, A2AClientFactory, BoxStream, ServiceParams, Transpor
 use async_trait::async_trait;
 use baton_config::{RemoteAgentSpec, Secret, Updates};
 use baton_core::roster::{RosterAgent, RosterSkill};
+use tracing::Instrument;
+use tracing::field::Empty;
 use url::Url;
 
 use crate::AgentError;
@@ -54,8 +57,8 @@ pub enum CardSource {
 }
 
 /// A registered agent: its validated card and an A2A client on the chosen interface. Every call
-/// carries `A2A-Version: 1.0`, `X-Participant-Id` and an `A2A-Extensions` naming only extensions
-/// the card advertises.
+/// carries `A2A-Version: 1.0`, `X-Participant-Id`, an `A2A-Extensions` naming only extensions
+/// the card advertises, and the W3C `traceparent` of the task it is made for.
 pub struct RemoteAgent {
     id: String,
     url: Url,
@@ -266,10 +269,11 @@ impl RemoteAgent {
             metadata: None,
             tenant: None,
         };
-        self.client
-            .send_streaming_message(&request)
-            .await
-            .map_err(|source| self.call_error("SendStreamingMessage", source))
+        self.traced(
+            "SendStreamingMessage",
+            self.client.send_streaming_message(&request),
+        )
+        .await
     }
 
     /// SendMessage that asks the agent to answer at once (`returnImmediately`), not when the
@@ -286,10 +290,8 @@ impl RemoteAgent {
             metadata: None,
             tenant: None,
         };
-        self.client
-            .send_message(&request)
+        self.traced("SendMessage", self.client.send_message(&request))
             .await
-            .map_err(|source| self.call_error("SendMessage", source))
     }
 
     /// GetTask on the agent.
@@ -308,10 +310,7 @@ impl RemoteAgent {
             history_length: Some(history_length),
             tenant: None,
         };
-        self.client
-            .get_task(&request)
-            .await
-            .map_err(|source| self.call_error("GetTask", source))
+        self.traced("GetTask", self.client.get_task(&request)).await
     }
 
     /// ListTasks on the agent: the tasks the caller may see.
@@ -319,10 +318,8 @@ impl RemoteAgent {
         &self,
         request: &ListTasksRequest,
     ) -> Result<ListTasksResponse, AgentError> {
-        self.client
-            .list_tasks(request)
+        self.traced("ListTasks", self.client.list_tasks(request))
             .await
-            .map_err(|source| self.call_error("ListTasks", source))
     }
 
     /// The tasks of `context_id` the caller may see, with no history: where a retried creation
@@ -354,10 +351,8 @@ impl RemoteAgent {
             id: task_id.to_string(),
             tenant: None,
         };
-        self.client
-            .subscribe_to_task(&request)
+        self.traced("SubscribeToTask", self.client.subscribe_to_task(&request))
             .await
-            .map_err(|source| self.call_error("SubscribeToTask", source))
     }
 
     /// CancelTask on the agent.
@@ -367,10 +362,8 @@ impl RemoteAgent {
             metadata: None,
             tenant: None,
         };
-        self.client
-            .cancel_task(&request)
+        self.traced("CancelTask", self.client.cancel_task(&request))
             .await
-            .map_err(|source| self.call_error("CancelTask", source))
     }
 
     /// Registers a webhook for the task; the agent sends `token` with each push.
@@ -388,10 +381,11 @@ impl RemoteAgent {
             authentication: None,
             tenant: None,
         };
-        self.client
-            .create_push_config(&config)
-            .await
-            .map_err(|source| self.call_error("CreateTaskPushNotificationConfig", source))
+        self.traced(
+            "CreateTaskPushNotificationConfig",
+            self.client.create_push_config(&config),
+        )
+        .await
     }
 
     /// Removes a webhook. The agent must treat a repeat as success.
@@ -405,10 +399,37 @@ impl RemoteAgent {
             id: config_id.to_string(),
             tenant: None,
         };
-        self.client
-            .delete_push_config(&request)
-            .await
-            .map_err(|source| self.call_error("DeleteTaskPushNotificationConfig", source))
+        self.traced(
+            "DeleteTaskPushNotificationConfig",
+            self.client.delete_push_config(&request),
+        )
+        .await
+    }
+
+    /// Runs one call to the agent in a client span (`A2AService/<Method>`, kind client, with
+    /// `rpc.system`, `rpc.method`, `baton.agent`), whose context the call's `traceparent`
+    /// carries to the agent. A stream is traced until it opens.
+    async fn traced<T>(
+        &self,
+        method: &'static str,
+        call: impl Future<Output = Result<T, a2a::A2AError>>,
+    ) -> Result<T, AgentError> {
+        let span = tracing::info_span!(
+            "a2a.client",
+            otel.name = %format_args!("A2AService/{method}"),
+            otel.kind = "client",
+            otel.status_code = Empty,
+            otel.status_description = Empty,
+            rpc.system = "a2a",
+            rpc.method = method,
+            baton.agent = %self.id,
+        );
+        let result = call.instrument(span.clone()).await;
+        if let Err(error) = &result {
+            span.record("otel.status_code", "error");
+            span.record("otel.status_description", error.to_string());
+        }
+        result.map_err(|source| self.call_error(method, source))
     }
 
     fn call_error(&self, method: &'static str, source: a2a::A2AError) -> AgentError {
@@ -462,6 +483,7 @@ impl CallInterceptor for CallHeaders {
             let (name, value) = credential.header().await?;
             params.insert(name, vec![value]);
         }
+        crate::trace_context::inject(params);
         Ok(())
     }
 }
