@@ -17,6 +17,7 @@ mod push_receiver;
 mod refusals;
 mod request_metrics;
 mod routes;
+mod trace_context;
 mod version;
 mod work_limit;
 

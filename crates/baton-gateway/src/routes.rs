@@ -29,6 +29,7 @@ use crate::part_scan::{PartLimit, refuse_part_floods};
 use crate::push_receiver::push_routes;
 use crate::refusals::as_a2a_errors;
 use crate::request_metrics::{RequestMetrics, count_requests};
+use crate::trace_context::Traced;
 use crate::version::{empty_delete_is_json, require_a2a_1};
 use crate::work_limit::{WorkLimit, limit_work};
 
@@ -74,17 +75,19 @@ pub fn gateway_routes(
             .layer(from_fn_with_state(authenticator.clone(), authenticate))
             .layer(from_fn_with_state(work_limit.clone(), limit_work))
     };
-    let rest = rest_router(handler.clone())
+    // Every A2A method runs in a span of the caller's trace; the card and pushes do not.
+    let traced = Arc::new(Traced::new(handler.clone(), &handler.config.agent_id));
+    let rest = rest_router(traced.clone())
         .layer(axum::middleware::from_fn(empty_delete_is_json))
         .layer(axum::middleware::from_fn(require_a2a_1));
     let grpc = Router::new()
         .route_service(
             GRPC_SERVICE_PATH,
-            A2aServiceServer::from_arc(Arc::new(GrpcHandler::new(handler.clone())))
+            A2aServiceServer::from_arc(Arc::new(GrpcHandler::new(traced.clone())))
                 .max_decoding_message_size(limits.max_request_bytes),
         )
         .layer(axum::middleware::from_fn(require_a2a_1));
-    let a2a = authenticated(rest.merge(jsonrpc_router(handler.clone())))
+    let a2a = authenticated(rest.merge(jsonrpc_router(traced.clone())))
         .merge(push_routes(
             handler.client.clone(),
             &handler.config.task_queue,
@@ -98,7 +101,7 @@ pub fn gateway_routes(
             .nest(base, a2a)
             .route_service(
                 &format!("{base}/"),
-                authenticated(jsonrpc_router(handler.clone())),
+                authenticated(jsonrpc_router(traced.clone())),
             )
             .merge(card)
     }
