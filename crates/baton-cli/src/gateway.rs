@@ -26,6 +26,7 @@ const POLL_INTERVAL: Duration = Duration::from_millis(250);
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
     crate::logging::use_format(settings.log.format);
+    crate::tracing_export::start(&settings.trace, &format!("baton-{}", settings.agent.id))?;
     let deployment = crate::deployment_secret::resolve(&settings)?;
     let client = join(&settings, "the gateway").await?;
     let metrics = metrics::serve(settings.metrics.bind)?;

@@ -19,5 +19,6 @@ pub mod task_cli;
 pub mod temporal;
 pub mod temporal_client;
 pub mod temporal_serve;
+pub mod tracing_export;
 pub mod up;
 pub mod worker;

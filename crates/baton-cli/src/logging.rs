@@ -1,10 +1,18 @@
 //! Log lines on stderr, at INFO unless `RUST_LOG` says otherwise; stdout stays for results. The
 //! lines start as text, and switch to `[log] format` once a command has read its settings.
+//!
+//! Beside the lines, those of Baton's own `tracing` spans that say what they are to OpenTelemetry
+//! (an `otel.kind` field), and the events inside them, become OpenTelemetry spans while traces
+//! are exported (`[trace] endpoint`, see [`crate::tracing_export`]), at INFO whatever `RUST_LOG`
+//! says. Other spans, like `agent{agent=…}`, are there for the lines only.
 
 use std::io::IsTerminal;
 use std::sync::OnceLock;
 
 use baton_config::LogFormat;
+use tracing::metadata::LevelFilter;
+use tracing::{Level, Metadata};
+use tracing_subscriber::filter::{FilterExt, Targets, dynamic_filter_fn, filter_fn};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer, Registry, reload};
@@ -13,14 +21,38 @@ type FormatLayer = Box<dyn Layer<Registry> + Send + Sync>;
 
 static FORMAT: OnceLock<reload::Handle<FormatLayer, Registry>> = OnceLock::new();
 
+/// The crates whose spans are exported: Baton's own (`baton_gateway`, `baton_a2a`, …), never
+/// the SDKs' internals.
+const EXPORTED_TARGETS: &str = "baton";
+
 pub fn init() {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let (format, handle) = reload::Layer::new(layer(LogFormat::Text));
+    let spans = tracing_opentelemetry::layer()
+        .with_tracer(crate::tracing_export::GlobalTracer)
+        .with_threads(false)
+        .with_filter(
+            exported()
+                .and(filter_fn(says_what_it_is))
+                .and(dynamic_filter_fn(|_, _| crate::tracing_export::exporting())),
+        );
     tracing_subscriber::registry()
-        .with(format)
-        .with(filter)
+        .with(format.with_filter(filter))
+        .with(spans)
         .init();
     FORMAT.set(handle).ok();
+}
+
+/// What becomes part of a trace: Baton's spans and events at INFO and above.
+fn exported() -> Targets {
+    Targets::new()
+        .with_target(EXPORTED_TARGETS, Level::INFO)
+        .with_default(LevelFilter::OFF)
+}
+
+/// Whether a span (or event) belongs in a trace: events do, spans when they name their kind.
+fn says_what_it_is(metadata: &Metadata<'_>) -> bool {
+    !metadata.is_span() || metadata.fields().field("otel.kind").is_some()
 }
 
 /// Writes every line from now on in `format`.
@@ -40,5 +72,34 @@ fn layer(format: LogFormat) -> FormatLayer {
     match format {
         LogFormat::Text => lines.with_ansi(std::io::stderr().is_terminal()).boxed(),
         LogFormat::Json => lines.json().with_ansi(false).boxed(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn baton_crates_are_exported_and_the_sdks_are_not() {
+        let exported = exported();
+        for target in ["baton_gateway::trace_context", "baton_a2a::remote_agent"] {
+            assert!(exported.would_enable(target, &Level::INFO), "{target}");
+            assert!(!exported.would_enable(target, &Level::DEBUG), "{target}");
+        }
+        for target in ["temporalio_sdk_core::worker", "h2::codec", "hyper"] {
+            assert!(!exported.would_enable(target, &Level::ERROR), "{target}");
+        }
+    }
+
+    #[test]
+    fn only_spans_that_name_their_kind_are_traced() {
+        let seen = tracing::subscriber::with_default(Registry::default(), || {
+            let kinds = [
+                tracing::info_span!("a2a.client", otel.kind = "client"),
+                tracing::info_span!("agent", agent = "front-desk"),
+            ];
+            kinds.map(|span| says_what_it_is(span.metadata().expect("an enabled span")))
+        });
+        assert_eq!(seen, [true, false]);
     }
 }

@@ -139,6 +139,7 @@ async fn main() -> ExitCode {
             .map(|()| ExitCode::SUCCESS)
             .map_err(anyhow::Error::from),
     };
+    baton_cli::tracing_export::shutdown().await;
     match outcome {
         Ok(code) => code,
         Err(error) => {

@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use baton_config::{Settings, TemporalMode};
-use temporalio_client::{Client, ClientOptions, Connection};
+use temporalio_client::{Client, Connection};
 
 use crate::temporal::{EmbeddedServer, connect};
 
@@ -36,7 +36,7 @@ impl TemporalSession {
             };
         let client = Client::new(
             connection,
-            ClientOptions::new(temporal.namespace.clone()).build(),
+            crate::tracing_export::client_options(temporal.namespace.clone()),
         )
         .context("creating the Temporal client")?;
         Ok(TemporalSession {

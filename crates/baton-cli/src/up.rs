@@ -27,6 +27,11 @@ pub async fn run(configs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     }
     check_together(&all)?;
     crate::logging::use_format(all[0].log.format);
+    let traced = all
+        .iter()
+        .find(|s| s.trace.endpoint.is_some())
+        .unwrap_or(&all[0]);
+    crate::tracing_export::start(&traced.trace, "baton")?;
     // One process is one deployment: its agents prove their calls to each other with one key,
     // kept (in embedded mode) beside the database of the dev server they share.
     let keeper = all
@@ -44,10 +49,11 @@ pub async fn run(configs: &[PathBuf]) -> anyhow::Result<ExitCode> {
 
 /// Refuses configs that cannot share a process: the same agent id twice, the same task queue
 /// twice on one Temporal, two gateways on one address, two metrics endpoints or probe
-/// listeners, or two log formats.
+/// listeners, two log formats, or two trace collectors.
 fn check_together(all: &[Settings]) -> anyhow::Result<()> {
     metrics_bind(all)?;
     health_bind(all)?;
+    trace_endpoint(all)?;
     if let Some(other) = all.iter().find(|s| s.log.format != all[0].log.format) {
         bail!(
             "log.format is {:?} in {} but {:?} in {}: one process writes one log format",
@@ -93,6 +99,23 @@ fn metrics_bind(all: &[Settings]) -> anyhow::Result<Option<SocketAddr>> {
 /// The one address the configs of a process agree to serve the probes on, if any sets one.
 fn health_bind(all: &[Settings]) -> anyhow::Result<Option<SocketAddr>> {
     bind_of(all, "health.bind", "probe listener", |s| s.health.bind)
+}
+
+/// The one collector the configs of a process agree to export traces to, if any sets one.
+fn trace_endpoint(all: &[Settings]) -> anyhow::Result<()> {
+    let mut set = all.iter().filter(|s| s.trace.endpoint.is_some());
+    if let Some(first) = set.next()
+        && let Some(other) = set.find(|s| s.trace.endpoint != first.trace.endpoint)
+    {
+        bail!(
+            "trace.endpoint is {} in {} but {} in {}: one process exports to one collector",
+            first.trace.endpoint.as_ref().map_or("", |u| u.as_str()),
+            source_of(first),
+            other.trace.endpoint.as_ref().map_or("", |u| u.as_str()),
+            source_of(other)
+        );
+    }
+    Ok(())
 }
 
 /// The one address every config that sets `setting` agrees on: a process serves one `what`.
@@ -349,6 +372,28 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "log.format is Json in a.toml but Text in b.toml: one process writes one log format"
+        );
+    }
+
+    #[test]
+    fn two_trace_collectors_are_refused_and_one_is_shared() {
+        let one = "[trace]\nendpoint = \"http://otel-a:4318\"";
+        let other = "[agent]\nid = \"b\"\n[trace]\nendpoint = \"http://otel-b:4318\"";
+        let none = "[agent]\nid = \"c\"";
+        let error =
+            check_together(&[from_file(one, "a.toml"), from_file(other, "b.toml")]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "trace.endpoint is http://otel-a:4318/ in a.toml but http://otel-b:4318/ in b.toml: one process exports to one collector"
+        );
+        let same = "[agent]\nid = \"d\"\n[trace]\nendpoint = \"http://otel-a:4318\"";
+        assert!(
+            check_together(&[
+                from_file(one, "a.toml"),
+                from_file(none, "c.toml"),
+                from_file(same, "d.toml")
+            ])
+            .is_ok()
         );
     }
 }

@@ -21,6 +21,7 @@ use crate::temporal_client::TemporalSession;
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
     crate::logging::use_format(settings.log.format);
+    crate::tracing_export::start(&settings.trace, &format!("baton-{}", settings.agent.id))?;
     let deployment = crate::deployment_secret::resolve(&settings)?;
     let session = TemporalSession::open(&settings).await?;
     let outcome = serve(&settings, &session, &deployment).await;

@@ -1,6 +1,6 @@
 use anyhow::Context;
 use baton_config::{Settings, TemporalMode};
-use temporalio_client::{Client, ClientOptions};
+use temporalio_client::Client;
 
 use super::connect;
 
@@ -31,6 +31,6 @@ pub async fn join(settings: &Settings, who: &str) -> anyhow::Result<Client> {
     })?;
     Ok(Client::new(
         connection,
-        ClientOptions::new(settings.temporal.namespace.clone()).build(),
+        crate::tracing_export::client_options(settings.temporal.namespace.clone()),
     )?)
 }
