@@ -80,7 +80,7 @@ from a2a.types import (
 
 STATUS_EXTENSION_KEY = "io.github.madarauchiha-314.tiny-harness/status"
 BEHAVIOURS = ("complete", "work", "park", "auth", "fail", "long", "die", "hang", "converse")
-RECORDED_HEADERS = ("a2a-version", "a2a-extensions", "x-participant-id")
+RECORDED_HEADERS = ("a2a-version", "a2a-extensions", "x-participant-id", "traceparent", "tracestate")
 A2A_PATHS = ("/rpc", "/rest")
 STATS_PATH = "/_stats"
 

@@ -7,6 +7,7 @@ pub mod fake_model;
 pub mod mcp_server;
 pub mod metrics;
 pub mod oidc_issuer;
+pub mod otlp_receiver;
 mod python_peer;
 pub mod sdk_client;
 pub mod tls_front;
