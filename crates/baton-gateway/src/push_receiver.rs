@@ -20,8 +20,12 @@ use baton_core::push_token::token_digest;
 use baton_metrics::PushOutcome;
 use baton_proto::PushIn;
 use baton_workflows::RemoteTaskWorkflow;
+use opentelemetry::trace::FutureExt as _;
 use temporalio_client::errors::WorkflowUpdateError;
 use temporalio_client::{Client, WorkflowExecuteUpdateOptions};
+use tracing::Instrument;
+use tracing::field::Empty;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 /// The largest push body accepted.
 pub const MAX_PUSH_BYTES: usize = 64 * 1024;
@@ -77,7 +81,21 @@ async fn receive(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let outcome = deliver(&receiver, &stand_in_id, &headers, body).await;
+    // The push's own span, in the pushing agent's trace when it sends a `traceparent`.
+    let parent = crate::trace_context::request_context(&headers);
+    let span = tracing::info_span!(
+        "a2a.push",
+        otel.name = "POST /a2a/push/{stand_in_id}",
+        otel.kind = "server",
+        otel.status_code = Empty,
+        otel.status_description = Empty,
+        baton.stand_in = %stand_in_id,
+    );
+    let _ = span.set_parent(parent.clone());
+    let outcome = deliver(&receiver, &stand_in_id, &headers, body)
+        .instrument(span.clone())
+        .with_context(parent)
+        .await;
     let metrics = baton_metrics::global();
     match outcome {
         Ok(()) => {
@@ -85,6 +103,8 @@ async fn receive(
             StatusCode::NO_CONTENT.into_response()
         }
         Err(refusal) => {
+            span.record("otel.status_code", "error");
+            span.record("otel.status_description", refusal.reason);
             metrics.push(&receiver.task_queue, PushOutcome::Refused(refusal.reason));
             (refusal.status, refusal.message).into_response()
         }

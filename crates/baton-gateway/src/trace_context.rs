@@ -5,7 +5,8 @@
 //!
 //! One span per A2A method, named `A2AService/<Method>` (kind server), with `rpc.system`
 //! `a2a`, `rpc.method`, `baton.agent` and, once known, `a2a.task_id`. Streams are traced until
-//! they open, not while they run.
+//! they open, not while they run. A push to the receiver gets a span of its own (see
+//! `push_receiver`), a child of the pushing agent's `traceparent` if it sends one.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -30,6 +31,23 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 /// The trace context of a call's headers; empty when it has none (or an invalid one).
 pub(crate) fn caller_context(params: &ServiceParams) -> opentelemetry::Context {
     TraceContextPropagator::new().extract(&Headers(params))
+}
+
+/// The trace context of an HTTP request's headers; empty when it has none.
+pub(crate) fn request_context(headers: &axum::http::HeaderMap) -> opentelemetry::Context {
+    TraceContextPropagator::new().extract(&HttpHeaders(headers))
+}
+
+struct HttpHeaders<'a>(&'a axum::http::HeaderMap);
+
+impl Extractor for HttpHeaders<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(|value| value.to_str().ok())
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(|name| name.as_str()).collect()
+    }
 }
 
 struct Headers<'a>(&'a ServiceParams);
@@ -255,6 +273,28 @@ mod tests {
         );
         assert_eq!(parent.span_id().to_string(), "00f067aa0ba902b7");
         assert_eq!(parent.trace_state().header(), "vendor=x");
+    }
+
+    #[test]
+    fn an_http_request_carries_its_context_too() {
+        let mut headers = axum::http::HeaderMap::new();
+        headers.insert(
+            "traceparent",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"
+                .parse()
+                .unwrap(),
+        );
+        let cx = request_context(&headers);
+        let span = cx.span();
+        let parent = span.span_context();
+        assert!(parent.is_valid() && !parent.is_sampled());
+        assert_eq!(parent.span_id().to_string(), "00f067aa0ba902b7");
+        assert!(
+            !request_context(&axum::http::HeaderMap::new())
+                .span()
+                .span_context()
+                .is_valid()
+        );
     }
 
     #[test]
