@@ -16,9 +16,9 @@ pub struct TraceSettings {
 impl TraceSettings {
     /// Where spans are POSTed: `<endpoint>/v1/traces`.
     pub fn traces_url(&self) -> Option<String> {
-        self.endpoint.as_ref().map(|endpoint| {
-            format!("{}/v1/traces", endpoint.as_str().trim_end_matches('/'))
-        })
+        self.endpoint
+            .as_ref()
+            .map(|endpoint| format!("{}/v1/traces", endpoint.as_str().trim_end_matches('/')))
     }
 }
 
@@ -50,9 +50,18 @@ mod tests {
     #[test]
     fn spans_go_to_the_traces_path_of_the_endpoint() {
         for (endpoint, url) in [
-            ("http://otel-collector:4318", "http://otel-collector:4318/v1/traces"),
-            ("https://otel.example.com/", "https://otel.example.com/v1/traces"),
-            ("http://127.0.0.1:4318/otlp", "http://127.0.0.1:4318/otlp/v1/traces"),
+            (
+                "http://otel-collector:4318",
+                "http://otel-collector:4318/v1/traces",
+            ),
+            (
+                "https://otel.example.com/",
+                "https://otel.example.com/v1/traces",
+            ),
+            (
+                "http://127.0.0.1:4318/otlp",
+                "http://127.0.0.1:4318/otlp/v1/traces",
+            ),
         ] {
             let trace = parse(&format!("[trace]\nendpoint = \"{endpoint}\""))
                 .unwrap()
