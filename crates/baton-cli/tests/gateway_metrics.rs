@@ -62,6 +62,19 @@ async fn requests_are_counted_by_binding_and_status_and_the_build_is_named() {
     assert_eq!(
         sample(
             &text,
+            "baton_gateway_calls_total",
+            &[
+                ("agent", "front-desk"),
+                ("method", "GetTask"),
+                ("outcome", "TASK_NOT_FOUND")
+            ]
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
             "baton_gateway_refusals_total",
             &[
                 ("agent", "front-desk"),

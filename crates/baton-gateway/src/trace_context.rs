@@ -79,7 +79,8 @@ impl<H> Traced<H> {
         }
     }
 
-    /// Runs `call` in the span of `method`, with `task_id` when the request names one.
+    /// Runs `call` in the span of `method`, with `task_id` when the request names one, and
+    /// counts it in `baton_gateway_calls_total` by its outcome (whatever the binding).
     async fn traced<T>(
         &self,
         params: &ServiceParams,
@@ -106,11 +107,17 @@ impl<H> Traced<H> {
         let _ = span.set_parent(parent.clone());
         // The caller's context is current around the span, so that without an exporter the
         // Temporal calls inside carry it on as it came.
+        let started = std::time::Instant::now();
         let result = call.instrument(span.clone()).with_context(parent).await;
         if let Err(error) = &result {
             span.record("otel.status_code", "error");
             span.record("otel.status_description", error.to_string());
         }
+        let outcome = match &result {
+            Ok(_) => "ok",
+            Err(error) => a2a::error_reason(error.code),
+        };
+        baton_metrics::global().gateway_call(&self.agent, method, outcome, started.elapsed());
         result
     }
 }

@@ -61,6 +61,8 @@ pub struct Metrics {
     gateway_requests: Counter,
     gateway_request_duration: HistogramDuration,
     gateway_refusals: Counter,
+    gateway_calls: Counter,
+    gateway_call_duration: HistogramDuration,
     build_info: Gauge,
 }
 
@@ -141,6 +143,18 @@ impl Metrics {
             gateway_refusals: counter(
                 "baton_gateway_refusals_total",
                 "Requests the gateway refused, by agent, binding and A2A reason (RATE_LIMIT_EXCEEDED, REQUEST_TOO_LARGE, UNAUTHENTICATED, UNAVAILABLE, ...)",
+            ),
+            gateway_calls: counter(
+                "baton_gateway_calls_total",
+                "A2A methods the gateway answered, by agent, method and outcome (ok, or the A2A error reason)",
+            ),
+            gateway_call_duration: meter.histogram_duration(
+                MetricParameters::builder()
+                    .name("baton_gateway_call_duration_milliseconds")
+                    .description(
+                        "How long an A2A method took, in milliseconds, by agent and method; a stream, until it starts",
+                    )
+                    .build(),
             ),
             build_info: meter.gauge(
                 MetricParameters::builder()
@@ -228,6 +242,15 @@ impl Metrics {
     pub fn gateway_refusal(&self, agent: &str, binding: &str, reason: &str) {
         let labels = self.labels([("agent", agent), ("binding", binding), ("reason", reason)]);
         self.gateway_refusals.add(1, &labels);
+    }
+
+    /// One A2A method answered; `method` and `outcome` come from fixed sets (the A2A methods,
+    /// `ok` or an A2A error reason), so the label set stays bounded.
+    pub fn gateway_call(&self, agent: &str, method: &str, outcome: &str, took: Duration) {
+        let labels = self.labels([("agent", agent), ("method", method), ("outcome", outcome)]);
+        self.gateway_calls.add(1, &labels);
+        let labels = self.labels([("agent", agent), ("method", method)]);
+        self.gateway_call_duration.record(took, &labels);
     }
 
     /// Says which version runs: `baton_build_info{version="…"} 1`.
