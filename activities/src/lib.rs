@@ -6,6 +6,7 @@
 
 mod create;
 mod delegation_metrics;
+mod failure_report;
 mod follow;
 mod heartbeat;
 mod model_turn;
@@ -33,6 +34,7 @@ use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 use url::Url;
 
+use crate::failure_report::ReportedRuns;
 use crate::heartbeat::heartbeating;
 
 pub use model_turn::StaticPrefix;
@@ -78,6 +80,8 @@ pub struct BatonActivities {
     webhooks: push_delivery::Webhooks,
     /// The agent's task queue, which labels the delegation metrics.
     task_queue: String,
+    /// The failed runs `report_task_failed` has logged.
+    reported_failures: Arc<ReportedRuns>,
 }
 
 impl BatonActivities {
@@ -107,6 +111,7 @@ impl BatonActivities {
                 deployment,
             ),
             task_queue,
+            reported_failures: Arc::default(),
         }
     }
 
@@ -297,14 +302,18 @@ impl BatonActivities {
     }
 
     /// Logs a task that failed, once: the task runs it as a local activity, whose marker keeps
-    /// a replay from logging it again.
+    /// a replay from logging it again, and a run already reported is not logged again
+    /// (see `failure_report.rs`).
     #[activity(name = "report_task_failed")]
     pub async fn report_task_failed(
         self: Arc<Self>,
-        _ctx: ActivityContext,
+        ctx: ActivityContext,
         failure: TaskFailure,
     ) -> Result<(), ActivityError> {
-        tracing::warn!(task = %failure.task_id, "task failed: {}", failure.reason);
+        let run = ctx.info().workflow_run_id.clone().unwrap_or_default();
+        if self.reported_failures.first_report(&run) {
+            tracing::warn!(task = %failure.task_id, "task failed: {}", failure.reason);
+        }
         Ok(())
     }
 
