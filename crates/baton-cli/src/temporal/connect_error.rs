@@ -98,7 +98,9 @@ fn hint(chain: &str, settings: &TemporalSettings) -> Option<String> {
         "certificate required",
         "certificaterequired",
         "bad certificate",
+        "badcertificate",
         "unknown ca",
+        "unknownca",
     ]) {
         return Some(client_certificate_hint(settings).into());
     }
@@ -159,5 +161,103 @@ fn client_certificate_hint(settings: &TemporalSettings) -> &'static str {
          server trusts, and temporal.tls_key must be its key"
     } else {
         "it may require a client certificate (mTLS): set temporal.tls_cert and temporal.tls_key"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use baton_config::Settings;
+
+    use super::*;
+
+    fn temporal(extra: &str) -> TemporalSettings {
+        let text = format!("[temporal]\nmode = \"remote\"\naddress = \"t.example:7233\"\n{extra}");
+        Settings::parse(&text, Path::new("/srv"), &|_| None)
+            .unwrap()
+            .temporal
+    }
+
+    #[test]
+    fn each_transport_cause_names_what_to_change() {
+        let tls = temporal("");
+        let plain = temporal("tls = false");
+        let mtls = temporal("tls_cert = \"c.pem\"\ntls_key = \"k.pem\"");
+        for (settings, chain, expected) in [
+            (
+                &tls,
+                "Connection refused (os error 111)",
+                "temporal.address",
+            ),
+            (
+                &tls,
+                "dns error: failed to lookup address information",
+                "does not resolve",
+            ),
+            (
+                &tls,
+                "invalid peer certificate: UnknownIssuer",
+                "temporal.tls_ca",
+            ),
+            (
+                &tls,
+                "invalid peer certificate: certificate not valid for name \"1.2.3.4\"",
+                "temporal.tls_server_name",
+            ),
+            (
+                &tls,
+                "received fatal alert: CertificateRequired",
+                "set temporal.tls_cert and temporal.tls_key",
+            ),
+            (
+                &mtls,
+                "received fatal alert: BadCertificate",
+                "temporal.tls_cert must be signed",
+            ),
+            (
+                &tls,
+                "received corrupt message of type InvalidContentType",
+                "set temporal.tls = false",
+            ),
+            (
+                &plain,
+                "stream closed because of a broken pipe",
+                "set temporal.tls = true",
+            ),
+            (&tls, "connection reset", "may require a client certificate"),
+            (
+                &mtls,
+                "connection closed",
+                "may refuse Baton's client certificate",
+            ),
+            (
+                &tls,
+                "permissiondenied: Request unauthorized.",
+                "TEMPORAL_API_KEY",
+            ),
+            (&tls, "deadline has elapsed", "no answer in time"),
+        ] {
+            let said = hint(&chain.to_ascii_lowercase(), settings)
+                .unwrap_or_else(|| panic!("no hint for {chain:?}"));
+            assert!(said.contains(expected), "{chain:?}: {said}");
+        }
+        assert_eq!(hint("something else entirely", &tls), None);
+        // Plaintext to a plaintext server that merely failed says nothing of TLS.
+        assert_eq!(hint("invalidcontenttype", &plain), None);
+    }
+
+    #[test]
+    fn a_layer_repeating_its_cause_is_said_once() {
+        let inner =
+            std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused");
+        #[derive(Debug, thiserror::Error)]
+        #[error("transport error: {0}")]
+        struct Outer(#[source] std::io::Error);
+        let said = explain(&Outer(inner), &temporal(""));
+        assert!(
+            said.starts_with("transport error: Connection refused; nothing accepts connections"),
+            "{said}"
+        );
     }
 }
