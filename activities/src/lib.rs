@@ -6,10 +6,10 @@
 
 mod create;
 mod delegation_metrics;
-mod failure_report;
 mod follow;
 mod heartbeat;
 mod model_turn;
+mod once_per_run;
 mod push_delivery;
 mod remote_calls;
 mod reply;
@@ -34,8 +34,8 @@ use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 use url::Url;
 
-use crate::failure_report::ReportedRuns;
 use crate::heartbeat::heartbeating;
+use crate::once_per_run::OncePerRun;
 
 pub use model_turn::StaticPrefix;
 
@@ -80,8 +80,8 @@ pub struct BatonActivities {
     webhooks: push_delivery::Webhooks,
     /// The agent's task queue, which labels the delegation metrics.
     task_queue: String,
-    /// The failed runs `report_task_failed` has logged.
-    reported_failures: Arc<ReportedRuns>,
+    /// The local activities with effects outside Temporal this process has run.
+    once_per_run: Arc<OncePerRun>,
 }
 
 impl BatonActivities {
@@ -111,7 +111,7 @@ impl BatonActivities {
                 deployment,
             ),
             task_queue,
-            reported_failures: Arc::default(),
+            once_per_run: Arc::default(),
         }
     }
 
@@ -290,28 +290,30 @@ impl BatonActivities {
     }
 
     /// Counts the delegations the parent resolved since it last ran. The parent runs it as a
-    /// local activity, so it is recorded in history and a replay never runs it again.
+    /// local activity, so it is recorded in history and a replay never runs it again; one that
+    /// runs again all the same counts nothing (see `once_per_run.rs`).
     #[activity(name = "record_delegation_ends")]
     pub async fn record_delegation_ends(
         self: Arc<Self>,
-        _ctx: ActivityContext,
+        ctx: ActivityContext,
         ends: Vec<DelegationEnd>,
     ) -> Result<(), ActivityError> {
-        delegation_metrics::record_ends(&self.task_queue, &ends);
+        if self.once_per_run.first(&ctx) {
+            delegation_metrics::record_ends(&self.task_queue, &ends);
+        }
         Ok(())
     }
 
     /// Logs a task that failed, once: the task runs it as a local activity, whose marker keeps
-    /// a replay from logging it again, and a run already reported is not logged again
-    /// (see `failure_report.rs`).
+    /// a replay from logging it again, and one that runs again all the same logs nothing
+    /// (see `once_per_run.rs`).
     #[activity(name = "report_task_failed")]
     pub async fn report_task_failed(
         self: Arc<Self>,
         ctx: ActivityContext,
         failure: TaskFailure,
     ) -> Result<(), ActivityError> {
-        let run = ctx.info().workflow_run_id.clone().unwrap_or_default();
-        if self.reported_failures.first_report(&run) {
+        if self.once_per_run.first(&ctx) {
             tracing::warn!(task = %failure.task_id, "task failed: {}", failure.reason);
         }
         Ok(())
