@@ -1,6 +1,7 @@
 //! The Temporal connection over TLS, against a real dev server behind a TLS front that requires a
 //! client certificate (the dev server has no TLS of its own): a worker with the right CA, client
-//! certificate and server name runs a task and shows Temporal its own identity; each mistake an
+//! certificate and server name (and the smallest slots and pollers) runs a task and shows
+//! Temporal its own identity; each mistake an
 //! operator can make stops `baton worker` at once with one line naming the setting to change; and
 //! a namespace without Baton's search attributes is refused at start, not at the first task.
 
@@ -92,6 +93,17 @@ async fn a_worker_runs_a_task_over_mtls_and_shows_its_own_identity() {
         Some("ca.pem"),
         Some(("client.pem", "client.key")),
         Some(SERVER_NAME),
+    );
+    // The tuning keys, at their smallest, reach a worker the SDK accepts.
+    config.temporal_extra.extend(
+        [
+            "workflow_slots = 2",
+            "activity_slots = 2",
+            "workflow_pollers = 2",
+            "activity_pollers = 1",
+            "drain_grace = \"1s\"",
+        ]
+        .map(String::from),
     );
     let worker = WorkerProcess::start(baton(), &config.render()).await;
 
