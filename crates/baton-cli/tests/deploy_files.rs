@@ -14,6 +14,16 @@ use std::time::Duration;
 use baton_config::Settings;
 use baton_tests::venv_program;
 
+/// A checker's run passed; otherwise what it printed is the failure.
+fn assert_succeeded(output: &std::process::Output) {
+    assert!(
+        output.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 fn deploy() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy")
 }
@@ -141,12 +151,7 @@ fn the_kubernetes_manifests_pass_the_schemas() {
         .args(&manifests)
         .output()
         .expect("running kubernetes-validate (scripts/setup.sh installs it)");
-    assert!(
-        output.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output);
 }
 
 /// Kustomize is not installed here (no package of the registries CI reaches carries a current one:
@@ -306,12 +311,7 @@ sys.exit(1 if problems else 0)
         .arg(k8s())
         .output()
         .expect("running the venv's python");
-    assert!(
-        output.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output);
 }
 
 /// Docker Compose itself reads the file (`docker-compose config`, no daemon needed) with the
@@ -395,10 +395,5 @@ sys.exit(1 if problems else 0)
         .arg(deploy().join("docker-compose.yml"))
         .output()
         .expect("running the venv's python");
-    assert!(
-        output.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output);
 }
