@@ -121,6 +121,8 @@ fn hint(chain: &str, settings: &TemporalSettings) -> Option<String> {
         "broken pipe",
         "unexpected eof",
         "connection closed",
+        "closed connection",
+        "close_notify",
         "frame with invalid size",
     ]);
     if closed && !settings.tls {
@@ -226,6 +228,11 @@ mod tests {
                 "set temporal.tls = true",
             ),
             (&tls, "connection reset", "may require a client certificate"),
+            (
+                &tls,
+                "peer closed connection without sending TLS close_notify",
+                "may require a client certificate",
+            ),
             (
                 &mtls,
                 "connection closed",
