@@ -16,9 +16,36 @@ pub struct EmbeddedTemporal {
     pub port: u16,
     /// The Web UI port; 0 picks a free port when starting.
     pub ui_port: u16,
+    /// When the dev server's SQLite file is synced to disk (`sqlite_sync`).
+    pub sqlite_sync: SqliteSync,
 }
 
-const KEYS: [&str; 4] = ["binary", "database", "port", "ui_port"];
+/// `temporal.embedded.sqlite_sync`. Both keep SQLite's write-ahead log; they differ in when
+/// it reaches the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqliteSync {
+    /// Synced at checkpoints, not on every commit: a crash of Baton or of the server loses
+    /// nothing; a power loss or a kernel crash may lose the last commits. Several times the
+    /// throughput of `Full` on an ordinary disk.
+    Normal,
+    /// Synced on every commit: nothing committed is lost, even to a power loss.
+    Full,
+}
+
+impl SqliteSync {
+    const CHOICES: [(&'static str, SqliteSync); 2] =
+        [("normal", SqliteSync::Normal), ("full", SqliteSync::Full)];
+
+    /// The value of SQLite's `synchronous` pragma.
+    pub fn pragma_value(self) -> &'static str {
+        match self {
+            SqliteSync::Normal => "normal",
+            SqliteSync::Full => "full",
+        }
+    }
+}
+
+const KEYS: [&str; 5] = ["binary", "database", "port", "ui_port", "sqlite_sync"];
 const DEFAULT_BINARY: &str = "temporal";
 const DEFAULT_PORT: u16 = 7233;
 const DEFAULT_UI_PORT: u16 = 8233;
@@ -61,11 +88,16 @@ pub(crate) fn read(
             ),
         );
     }
+    let sqlite_sync = section
+        .field("sqlite_sync")
+        .choice(&SqliteSync::CHOICES, errors)
+        .unwrap_or(SqliteSync::Normal);
     EmbeddedTemporal {
         binary: resolve_binary(binary, base_dir),
         database,
         port: port.unwrap_or(DEFAULT_PORT),
         ui_port: ui_port.unwrap_or(DEFAULT_UI_PORT),
+        sqlite_sync,
     }
 }
 
@@ -95,7 +127,7 @@ fn read_port(field: &Field<'_>, default: u16, errors: &mut Errors) -> Option<u16
 mod tests {
     use std::path::{Path, PathBuf};
 
-    use super::EmbeddedTemporal;
+    use super::{EmbeddedTemporal, SqliteSync};
     use crate::test_support::*;
 
     #[test]
@@ -107,7 +139,26 @@ mod tests {
                 database: Path::new(BASE_DIR).join(".baton/baton/temporal.sqlite"),
                 port: 7233,
                 ui_port: 8233,
+                sqlite_sync: SqliteSync::Normal,
             }
+        );
+    }
+
+    #[test]
+    fn sqlite_sync_is_normal_or_full() {
+        let sync = |toml: &str| parse(toml).unwrap().temporal.embedded.sqlite_sync;
+        assert_eq!(
+            sync("[temporal.embedded]\nsqlite_sync = \"full\""),
+            SqliteSync::Full
+        );
+        assert_eq!(
+            sync("[temporal.embedded]\nsqlite_sync = \"normal\""),
+            SqliteSync::Normal
+        );
+        assert_only_error(
+            "[temporal.embedded]\nsqlite_sync = \"off\"",
+            "temporal.embedded.sqlite_sync",
+            "must be \"normal\" or \"full\" (got \"off\")",
         );
     }
 
@@ -238,7 +289,7 @@ mod tests {
         assert_only_error(
             "[temporal.embedded]\npersist = true",
             "temporal.embedded.persist",
-            "unknown setting (allowed: binary, database, port, ui_port)",
+            "unknown setting (allowed: binary, database, port, ui_port, sqlite_sync)",
         );
     }
 }

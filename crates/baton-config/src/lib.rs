@@ -40,7 +40,7 @@ pub use auth::{
 };
 pub use card::{CardSettings, CardSkill};
 pub use duration::parse_duration;
-pub use embedded_temporal::EmbeddedTemporal;
+pub use embedded_temporal::{EmbeddedTemporal, SqliteSync};
 pub use error::{ConfigError, SettingError};
 pub use health::HealthSettings;
 pub use log::{LogFormat, LogSettings};

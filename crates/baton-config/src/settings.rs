@@ -210,8 +210,8 @@ mod tests {
     use crate::secret::Secret;
     use crate::test_support::*;
     use crate::{
-        CardSkill, ClientCertificate, EmbeddedTemporal, TemporalMode, TemporalTls, Updates,
-        WorkerTuning,
+        CardSkill, ClientCertificate, EmbeddedTemporal, SqliteSync, TemporalMode, TemporalTls,
+        Updates, WorkerTuning,
     };
 
     fn default_auth() -> crate::AuthSettings {
@@ -273,6 +273,7 @@ mod tests {
                         database: Path::new(BASE_DIR).join(".baton/baton/temporal.sqlite"),
                         port: 7233,
                         ui_port: 8233,
+                        sqlite_sync: SqliteSync::Normal,
                     },
                 },
                 model: ModelSettings {
@@ -356,6 +357,7 @@ binary = "tools/temporal"
 database = "/var/lib/baton/temporal.sqlite"
 port = 0
 ui_port = 0
+sqlite_sync = "full"
 
 [model]
 base_url = "https://models.example.com/v1"
@@ -464,6 +466,7 @@ bind = "0.0.0.0:9464"
                         database: PathBuf::from("/var/lib/baton/temporal.sqlite"),
                         port: 0,
                         ui_port: 0,
+                        sqlite_sync: SqliteSync::Full,
                     },
                 },
                 model: ModelSettings {

@@ -270,6 +270,14 @@ fn start_dev_args(
     for value in LATENCY_TUNING {
         args.extend(["--dynamic-config-value".into(), (*value).to_string()]);
     }
+    // The rollback journal with a sync per commit made the server wait on the disk: with the
+    // write-ahead log a commit is an append.
+    args.extend([
+        "--sqlite-pragma".into(),
+        "journal_mode=wal".into(),
+        "--sqlite-pragma".into(),
+        format!("synchronous={}", embedded.sqlite_sync.pragma_value()),
+    ]);
     for (name, kind) in baton_workflows::search_attributes::REGISTRATIONS {
         args.extend(["--search-attribute".into(), format!("{name}={kind}")]);
     }
@@ -402,6 +410,8 @@ fn log_tail(log: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
+    use baton_config::SqliteSync;
+
     use super::*;
 
     fn exited_early(log: PathBuf, tail: String) -> EmbeddedError {
@@ -489,6 +499,7 @@ mod tests {
             database: "/state/temporal.sqlite".into(),
             port: 7233,
             ui_port: 8233,
+            sqlite_sync: SqliteSync::Normal,
         };
         let args = start_dev_args(&embedded, "team", 7300, 8300).join(" ");
         assert!(
@@ -507,6 +518,10 @@ mod tests {
         );
         assert!(
             args.contains("--search-attribute BatonParticipants=KeywordList"),
+            "{args}"
+        );
+        assert!(
+            args.contains("--sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal"),
             "{args}"
         );
     }
