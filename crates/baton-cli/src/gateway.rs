@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
 use baton_config::Settings;
@@ -19,9 +18,6 @@ use crate::health::{self, Readiness};
 use crate::metrics;
 use crate::shutdown::ShutdownSignals;
 use crate::temporal::{join, joined_address};
-
-/// How often a waiting call or a stream reads a task's event log.
-const POLL_INTERVAL: Duration = Duration::from_millis(250);
 
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
@@ -74,7 +70,6 @@ pub fn routes(settings: &Settings, client: Client, deployment: Arc<DeploymentKey
             task_queue: settings.temporal.task_queue.clone(),
             delegators: settings.server.delegators.clone(),
             card: agent_card(settings),
-            poll_interval: POLL_INTERVAL,
             temporal_timeout: settings.server.temporal_timeout,
             blocking_timeout: settings.server.blocking_timeout,
             allow_private_push_urls: settings.server.allow_private_push_urls,

@@ -41,6 +41,7 @@ use crate::intake::{Trust, follow_up, inbox_message, new_task, text_of};
 use crate::listing::list_tasks;
 use crate::part_scan::too_many_parts;
 use crate::push_configs::{self, check_url};
+use crate::task_changes::TaskChanges;
 
 /// What the gateway serves, from the agent's settings.
 pub struct GatewayConfig {
@@ -48,8 +49,6 @@ pub struct GatewayConfig {
     pub task_queue: String,
     pub delegators: Vec<String>,
     pub card: AgentCard,
-    /// How often a waiting call or a stream reads the task's event log.
-    pub poll_interval: Duration,
     /// The longest any one call to Temporal may take (`server.temporal_timeout`): past it the
     /// caller gets a retryable error, never a hang.
     pub temporal_timeout: Duration,
@@ -75,6 +74,7 @@ pub struct GatewayConfig {
 pub struct TemporalHandler {
     pub(crate) client: Client,
     pub(crate) config: Arc<GatewayConfig>,
+    changes: TaskChanges,
 }
 
 /// How long a CancelTask waits for the task to confirm it was cancelled.
@@ -106,6 +106,7 @@ impl EndAt {
 impl TemporalHandler {
     pub fn new(client: Client, config: GatewayConfig) -> Self {
         TemporalHandler {
+            changes: TaskChanges::new(client.clone()),
             client,
             config: Arc::new(config),
         }
@@ -459,10 +460,12 @@ impl TemporalHandler {
     /// Waits until a state change after `cursor` settles the task (terminal or interrupted).
     async fn wait_settled(&self, task_id: &str, cursor: u64) -> Result<TaskView, A2AError> {
         let deadline = tokio::time::Instant::now() + self.config.blocking_timeout;
+        let mut changes = self.changes.listen(task_id);
         let mut next = cursor;
         loop {
             // A read Temporal did not answer in time is asked again until the deadline.
-            if let Some(page) = self.events(task_id, next).await? {
+            let page = self.events(task_id, next).await?;
+            if let Some(page) = &page {
                 next = page.next_seq;
                 let settled = page.events.iter().any(|e| {
                     matches!(e.event, baton_proto::TaskEvent::Status { state, .. } if EndAt::Settled.reached(state))
@@ -474,12 +477,18 @@ impl TemporalHandler {
             if tokio::time::Instant::now() >= deadline {
                 return self.view(task_id).await;
             }
-            tokio::time::sleep(self.config.poll_interval).await;
+            if page.is_some()
+                && tokio::time::timeout_at(deadline, changes.changed())
+                    .await
+                    .is_err()
+            {
+                return self.view(task_id).await;
+            }
         }
     }
 
-    /// A stream of the task's snapshot, then its events from `cursor`, until `end`. The poller
-    /// stops as soon as the client hangs up.
+    /// A stream of the task's snapshot, then its events from `cursor`, until `end`. It reads
+    /// the task only when the task moved, and stops as soon as the client hangs up.
     fn stream(
         &self,
         task_id: String,
@@ -489,6 +498,7 @@ impl TemporalHandler {
     ) -> BoxStream<'static, Result<StreamResponse, A2AError>> {
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let handler = self.clone();
+        let mut changes = self.changes.listen(&task_id);
         tokio::spawn(async move {
             if tx.send(Ok(StreamResponse::Task(first))).await.is_err() {
                 return;
@@ -497,12 +507,9 @@ impl TemporalHandler {
             loop {
                 let page = match handler.events(&task_id, next).await {
                     Ok(Some(page)) => page,
-                    // Not answered in time: asked again while the client listens.
-                    Ok(None) => EventPage {
-                        events: Vec::new(),
-                        next_seq: next,
-                        closed: false,
-                    },
+                    // Not answered in time: asked again at once while the client listens.
+                    Ok(None) if tx.is_closed() => return,
+                    Ok(None) => continue,
                     Err(error) => {
                         tx.send(Err(error)).await.ok();
                         return;
@@ -532,7 +539,7 @@ impl TemporalHandler {
                     return;
                 }
                 tokio::select! {
-                    () = tokio::time::sleep(handler.config.poll_interval) => {}
+                    () = changes.changed() => {}
                     () = tx.closed() => return,
                 }
             }
@@ -635,12 +642,17 @@ impl RequestHandler for TemporalHandler {
             .await?
             .map_err(|e| A2AError::internal(format!("the cancel could not be sent: {e}")))?;
         let deadline = tokio::time::Instant::now() + CANCEL_WAIT;
+        let mut changes = self.changes.listen(&req.id);
         loop {
             let view = self.view(&req.id).await?;
-            if view.state.is_terminal() || tokio::time::Instant::now() >= deadline {
+            let waited_out = tokio::time::Instant::now() >= deadline
+                || (!view.state.is_terminal()
+                    && tokio::time::timeout_at(deadline, changes.changed())
+                        .await
+                        .is_err());
+            if view.state.is_terminal() || waited_out {
                 return Ok(task_of(&view, Some(0)));
             }
-            tokio::time::sleep(self.config.poll_interval).await;
         }
     }
 

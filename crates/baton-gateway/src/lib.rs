@@ -17,6 +17,7 @@ mod push_receiver;
 mod refusals;
 mod request_metrics;
 mod routes;
+mod task_changes;
 mod trace_context;
 mod version;
 mod work_limit;
