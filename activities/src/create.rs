@@ -1,6 +1,8 @@
 //! `start_agent_task`: send the brief with SendStreamingMessage and read until the agent has
-//! the task past SUBMITTED. Leaving earlier could abandon a request the agent has not acted on;
-//! staying longer would hold a stream the stand-in will reopen if it needs one.
+//! the task past SUBMITTED, then a moment longer while events keep coming. Leaving earlier
+//! could abandon a request the agent has not acted on; a fast agent finishes in that moment,
+//! and its delegation needs no stand-in; staying longer would hold a stream the stand-in will
+//! reopen if it needs one.
 //!
 //! A creation is retried (a worker killed mid-call, an agent down for a while), and a create is
 //! not idempotent, so every attempt after the first looks first: the brief opened a context of
@@ -82,6 +84,7 @@ async fn attempt_creation(
         return Ok(StartAgentTaskOut::Started {
             task,
             deadline_secs: None,
+            watch: None,
         });
     }
     create(agent, brief_message(agent, input, deadline_secs)).await
@@ -187,9 +190,16 @@ fn deadline_metadata(seconds: u64) -> std::collections::HashMap<String, serde_js
 /// Well inside the activity's own timeout, so a task id already seen is never lost.
 const READ_LIMIT: Duration = Duration::from_secs(90);
 
-/// Reads the stream until the task exists past SUBMITTED. `Err` is a failure worth another
-/// attempt (no answer, a broken stream, an internal error); the agent's own refusal is the
-/// outcome `Failed`. The stream is dropped, so closed, on every return.
+/// Once the task is past SUBMITTED, how long the stream is read on for the next event. A fast
+/// agent settles the task within it, and its row resolves from the create alone: no stand-in,
+/// no watch, no extra model turn. Shorter than one Temporal step, so a slow agent's delegation
+/// loses less than it would to a stand-in's first step.
+const SETTLE_GRACE: Duration = Duration::from_millis(200);
+
+/// Reads the stream until the task exists past SUBMITTED, then on while each next event comes
+/// within [`SETTLE_GRACE`] and the task is not settled (terminal or interrupted). `Err` is a
+/// failure worth another attempt (no answer, a broken stream, an internal error); the agent's
+/// own refusal is the outcome `Failed`. The stream is dropped, so closed, on every return.
 async fn create(agent: &RemoteAgent, message: Message) -> Result<StartAgentTaskOut, String> {
     let mut stream = match agent.send_streaming(message).await {
         Ok(stream) => stream,
@@ -198,7 +208,15 @@ async fn create(agent: &RemoteAgent, message: Message) -> Result<StartAgentTaskO
     let mut seen: Option<RemoteSnapshot> = None;
     let deadline = tokio::time::Instant::now() + READ_LIMIT;
     loop {
-        let event = match tokio::time::timeout_at(deadline, stream.next()).await {
+        let started = seen
+            .as_ref()
+            .is_some_and(|s| s.state != TaskState::Submitted);
+        let limit = if started {
+            deadline.min(tokio::time::Instant::now() + SETTLE_GRACE)
+        } else {
+            deadline
+        };
+        let event = match tokio::time::timeout_at(limit, stream.next()).await {
             Ok(Some(event)) => event,
             Ok(None) => break,
             Err(_) => {
@@ -226,10 +244,12 @@ async fn create(agent: &RemoteAgent, message: Message) -> Result<StartAgentTaskO
             (None, _) => None,
         };
         if let Some(next) = next {
-            if next.state != TaskState::Submitted {
+            let settled = next.state.is_terminal() || next.state.is_interrupted();
+            if settled {
                 return Ok(StartAgentTaskOut::Started {
                     task: next,
                     deadline_secs: None,
+                    watch: None,
                 });
             }
             seen = Some(next);
@@ -261,6 +281,7 @@ fn started_or_retry(
         Some(task) => Ok(StartAgentTaskOut::Started {
             task,
             deadline_secs: None,
+            watch: None,
         }),
         None => Err(reason),
     }

@@ -201,6 +201,7 @@ impl BatonActivities {
             StartAgentTaskOut::Started { task, .. } => StartAgentTaskOut::Started {
                 task,
                 deadline_secs: Some(deadline),
+                watch: watch::unregistered(&agent, self.push_base.is_some()),
             },
             other => other,
         })

@@ -9,6 +9,16 @@ use baton_core::push_token::token_digest;
 use baton_proto::{RemoteTaskIn, RemoteWatch, WatchKind};
 use url::Url;
 
+/// The watch `agent` gets when it needs nothing registered: follow or off. `None` for push,
+/// which [`register`] sets up.
+pub fn unregistered(agent: &RemoteAgent, push_receiver_reachable: bool) -> Option<WatchKind> {
+    match agent.watch_mode(push_receiver_reachable) {
+        WatchMode::Off => Some(WatchKind::Off),
+        WatchMode::Follow => Some(WatchKind::Follow),
+        WatchMode::Push => None,
+    }
+}
+
 pub async fn register(
     agent: &RemoteAgent,
     push_base: Option<&Url>,

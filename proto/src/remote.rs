@@ -77,6 +77,11 @@ pub struct RemoteStart {
     /// The deadline as it was given, in seconds, for the row's words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_secs: Option<u64>,
+    /// The watch `start_agent_task` found the agent needs, when it registers nothing (follow or
+    /// off): the stand-in takes it without a `register_remote_push`. Absent for push, and in
+    /// histories written before, whose stand-ins register as they did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<WatchKind>,
 }
 
 /// What a stand-in carries into its next run.
@@ -164,6 +169,10 @@ pub enum StartAgentTaskOut {
         /// How long the delegation may run, in seconds: the asked deadline within the agent's.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         deadline_secs: Option<u64>,
+        /// The watch the agent's settings choose, when it needs nothing registered (follow or
+        /// off); absent when the stand-in must register a push webhook.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        watch: Option<WatchKind>,
     },
     /// The agent answered with a message and no task: the child ended in its first answer.
     Answered {

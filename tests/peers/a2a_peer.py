@@ -295,6 +295,9 @@ class ScriptedExecutor(AgentExecutor):
                 await asyncio.sleep(0.05)
         behaviour = self.args.behaviour
         await say(TaskState.TASK_STATE_WORKING, "working on it" if behaviour == "work" else None)
+        if self.args.settle_seconds > 0:
+            # Past the delegating agent's settle grace: its stand-in, not its create, hears the rest.
+            await asyncio.sleep(self.args.settle_seconds)
         match behaviour:
             case "complete":
                 await say(TaskState.TASK_STATE_COMPLETED, f"echo: {text}")
@@ -488,6 +491,7 @@ async def main() -> None:
     parser.add_argument("--behaviour", choices=BEHAVIOURS, default="complete")
     parser.add_argument("--work-seconds", type=float, default=1.0)
     parser.add_argument("--reply-seconds", type=float, default=0.0)
+    parser.add_argument("--settle-seconds", type=float, default=0.0)
     parser.add_argument("--answer-chars", type=int, default=5000)
     parser.add_argument("--replay-history", action="store_true")
     parser.add_argument("--hold-file", default="")

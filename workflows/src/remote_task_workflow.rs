@@ -105,7 +105,11 @@ impl RemoteTaskWorkflow {
             ctx.state_mut(|s| s.told = Some(map_remote_state(s.last.clone(), s.start.delegated)));
         }
         if ctx.state(|s| s.watch.is_none() && !s.is_done()) {
-            let watch = register_watch(ctx).await;
+            let chosen = ctx.state(|s| s.start.watch);
+            let watch = match chosen {
+                Some(kind) => RemoteWatch::unregistered(kind),
+                None => register_watch(ctx).await,
+            };
             let is_push = watch.kind == WatchKind::Push;
             ctx.state_mut(|s| s.watch = Some(watch));
             if is_push {

@@ -1254,11 +1254,12 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
         context_id: brief.context_id.clone().unwrap_or_default(),
     };
     let created = create_remote_task(ctx, &request, brief).await;
-    let (task, deadline_secs) = match created {
+    let (task, deadline_secs, watch) = match created {
         Ok(StartAgentTaskOut::Started {
             task,
             deadline_secs,
-        }) => (task, deadline_secs),
+            watch,
+        }) => (task, deadline_secs, watch),
         Ok(StartAgentTaskOut::Answered { text }) => {
             let answered = RemoteSnapshot {
                 remote_task_id: "-".into(),
@@ -1321,6 +1322,7 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
             .zip(ctx.workflow_time())
             .map(|(secs, now)| deadline_at_ms(now, secs)),
         deadline_secs,
+        watch,
     };
     let options = ChildWorkflowOptions::builder()
         .workflow_id(stand_in_id.clone())

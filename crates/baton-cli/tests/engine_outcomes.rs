@@ -191,7 +191,7 @@ async fn a_stream_that_starts_with_a_status_update_still_creates_the_row() {
 #[tokio::test]
 async fn an_auth_request_is_noted_and_the_parent_waits_until_the_child_ends() {
     let temporal = TestTemporal::start().await;
-    let peer = PythonPeer::start(&["--behaviour", "auth"]).await;
+    let peer = PythonPeer::start(&["--behaviour", "auth", "--settle-seconds", "1"]).await;
     let model = FakeModel::start(vec![
         call(
             "spawn_subtask",
@@ -464,7 +464,7 @@ async fn a_delegated_peer_parked_awaiting_its_next_message_counts_as_completed()
 #[tokio::test]
 async fn with_updates_off_a_parked_task_is_left_alone_between_turns() {
     let temporal = TestTemporal::start().await;
-    let peer = PythonPeer::start(&["--behaviour", "park"]).await;
+    let peer = PythonPeer::start(&["--behaviour", "park", "--settle-seconds", "1"]).await;
     let model = FakeModel::start(vec![
         call(
             "spawn_subtask",

@@ -62,6 +62,9 @@ impl Delegation {
             "Ledger",
             "--behaviour",
             "complete",
+            // Past the create's settle grace, so the trace crosses a stand-in too.
+            "--settle-seconds",
+            "1",
             "--headers-log",
             headers.path().to_str().unwrap(),
         ])
