@@ -32,7 +32,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::baseline::BenchParentWorkflow;
 use super::measure::{
-    Latency, cpu_seconds, dynamic_config, load_average, round, rss_mib, steps_of, trimmed_rss_mib,
+    Latency, cpu_seconds, dynamic_config, load_average, round, rss_mib, stand_in_steps, steps_of,
+    trimmed_rss_mib,
 };
 use super::model::{ANSWER, BenchModel};
 use super::peer::{PARK_MARKER, PeerHandle, PeerProcess};
@@ -230,10 +231,9 @@ async fn measure(bench: Bench) -> anyhow::Result<Report> {
         baseline_parent: steps_of(&bench.client, &baseline.median_id).await?,
         baseline_child: steps_of(&bench.client, &format!("{}.1", baseline.median_id)).await?,
         delegation_parent: steps_of(&bench.client, &delegation.median_id).await?,
-        delegation_stand_in: steps_of(&bench.client, &format!("{}.1", delegation.median_id))
-            .await?,
+        delegation_stand_in: stand_in_steps(&bench.client, &delegation.median_id).await?,
         push_parent: steps_of(&bench.client, &delegation_push.median_id).await?,
-        push_stand_in: steps_of(&bench.client, &format!("{}.1", delegation_push.median_id)).await?,
+        push_stand_in: stand_in_steps(&bench.client, &delegation_push.median_id).await?,
     };
 
     let cold_start = if args.cold_starts > 0 {

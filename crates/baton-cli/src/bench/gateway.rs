@@ -32,6 +32,7 @@ use super::child::ChildProcess;
 use super::delegation::{free_port, progress, start_dev_server};
 use super::measure::{Latency, load_average, round};
 use super::model::{BenchModel, DIRECT_MARKER};
+use super::quiet_streams::{self, QuietStreams};
 use super::report::Machine;
 use super::worker::with_worker;
 
@@ -65,6 +66,13 @@ pub struct GatewayArgs {
     /// exists, else `python3`).
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
+    /// SubscribeToTask streams held open on parked tasks while the CPU is read, against none
+    /// open; 0 skips.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub streams: usize,
+    /// The parked tasks those streams are spread over.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub stream_tasks: usize,
     /// Print the figures as JSON on stdout instead of the text report.
     #[arg(long)]
     pub json: bool,
@@ -255,6 +263,7 @@ pub struct GatewayReport {
     sequential: usize,
     batches: Vec<Batch>,
     comparisons: Vec<Comparison>,
+    quiet_streams: Option<QuietStreams>,
     machine: Machine,
     total_s: f64,
 }
@@ -268,6 +277,9 @@ impl GatewayReport {
 pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
     if args.requests == 0 || args.concurrency == 0 {
         bail!("--requests and --concurrency must be at least 1");
+    }
+    if args.streams > 0 && args.stream_tasks == 0 {
+        bail!("--stream-tasks must be at least 1 when --streams is not 0");
     }
     let started = Instant::now();
     let load_at_start = load_average();
@@ -292,6 +304,7 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
     let model = BenchModel::start().await?;
     let (server, client) = start_dev_server(dir.path(), args.temporal_binary.as_deref()).await?;
     let gateway_port = free_port()?;
+    let dev_server = server.pid();
     let settings = Settings::parse(
         &worker_toml(server.address(), &model.base_url(), gateway_port),
         dir.path(),
@@ -320,13 +333,27 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
                     grpc: Some(Arc::new(GrpcTransport::from_channel(channel))),
                 },
             ];
-            measure(&args, &targets).await
+            let batches = measure(&args, &targets).await?;
+            let quiet = if args.streams > 0 {
+                let url = format!("http://127.0.0.1:{gateway_port}/");
+                let quiet = quiet_streams::measure(
+                    &url,
+                    PARTICIPANT,
+                    dev_server,
+                    args.streams,
+                    args.stream_tasks,
+                );
+                Some(quiet.await?)
+            } else {
+                None
+            };
+            anyhow::Ok((batches, quiet))
         }
     };
     let outcome = with_worker(&settings, client, None, measured).await;
     python_agent.stop().await;
     server.stop().await;
-    let batches = outcome?;
+    let (batches, quiet_streams) = outcome?;
     let report = GatewayReport {
         requests: args.requests,
         concurrency: args.concurrency,
@@ -337,6 +364,7 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
             .map(|((ours, theirs), call)| compare(call, &batches, args.concurrency, ours, theirs))
             .collect(),
         batches,
+        quiet_streams,
         machine: Machine::read(load_at_start, load_average()),
         total_s: round(started.elapsed().as_secs_f64()),
     };
@@ -504,6 +532,10 @@ fn print_text(report: &GatewayReport) {
             show(c.throughput_ratio)
         );
     }
+    if let Some(quiet) = &report.quiet_streams {
+        println!();
+        quiet.print();
+    }
     println!();
     println!(
         "machine: {} × {}, load {:?} → {:?}; {} s in all",
@@ -533,7 +565,7 @@ fn worker_toml(temporal_address: &str, model_url: &str, port: u16) -> String {
     format!(
         "[agent]\nid = \"bench\"\n\
          [server]\nbind = \"127.0.0.1:{port}\"\nbase_url = \"http://127.0.0.1:{port}\"\n\
-         rate_limit_per_minute = 0\n\
+         rate_limit_per_minute = 0\nmax_concurrent_requests = 4096\nmax_connections = 4096\n\
          [temporal]\nmode = \"remote\"\naddress = \"{temporal_address}\"\ntls = false\n\
          task_queue = \"{TASK_QUEUE}\"\n\
          [model]\nbase_url = \"{model_url}\"\nmodel = \"bench-model\"\ntimeout = \"30s\"\n"

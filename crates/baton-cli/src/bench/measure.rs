@@ -148,6 +148,15 @@ pub async fn steps_of(client: &Client, id: &str) -> anyhow::Result<Steps> {
     Ok(count_steps(id, &events))
 }
 
+/// The steps of task `id`'s stand-in; `None` when the task started none (its agent finished the
+/// sub-task within the create).
+pub async fn stand_in_steps(client: &Client, id: &str) -> anyhow::Result<Option<Steps>> {
+    if steps_of(client, id).await?.children_started == 0 {
+        return Ok(None);
+    }
+    steps_of(client, &format!("{id}.1")).await.map(Some)
+}
+
 fn millis(event: &HistoryEvent) -> f64 {
     event
         .event_time

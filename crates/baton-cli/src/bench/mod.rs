@@ -13,6 +13,7 @@ mod gateway;
 mod measure;
 mod model;
 mod peer;
+mod quiet_streams;
 mod report;
 mod worker;
 

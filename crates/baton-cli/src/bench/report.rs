@@ -47,9 +47,10 @@ pub struct StepsSection {
     pub baseline_parent: Steps,
     pub baseline_child: Steps,
     pub delegation_parent: Steps,
-    pub delegation_stand_in: Steps,
+    /// `None` when the delegation needed no stand-in.
+    pub delegation_stand_in: Option<Steps>,
     pub push_parent: Steps,
-    pub push_stand_in: Steps,
+    pub push_stand_in: Option<Steps>,
 }
 
 /// Delegation against the baseline of the same run.
@@ -70,7 +71,8 @@ impl Ratios {
     pub fn of(baseline: &Batch, follow: &Batch, push: &Batch, steps: &StepsSection) -> Ratios {
         let ratio = |a: f64, b: f64| round(a / b * 100.0) / 100.0;
         let baseline_steps = steps.baseline_parent.steps + steps.baseline_child.steps;
-        let delegation_steps = steps.delegation_parent.steps + steps.delegation_stand_in.steps;
+        let stand_in = |s: &Option<Steps>| s.as_ref().map_or(0, |s| s.steps);
+        let delegation_steps = steps.delegation_parent.steps + stand_in(&steps.delegation_stand_in);
         Ratios {
             latency_p50: ratio(follow.p50(), baseline.p50()),
             latency_p95: ratio(follow.p95(), baseline.p95()),
@@ -79,7 +81,7 @@ impl Ratios {
             push_throughput: ratio(push.throughput_per_s, baseline.throughput_per_s),
             baseline_steps,
             delegation_steps,
-            push_delegation_steps: steps.push_parent.steps + steps.push_stand_in.steps,
+            push_delegation_steps: steps.push_parent.steps + stand_in(&steps.push_stand_in),
             steps: ratio(delegation_steps as f64, baseline_steps as f64),
         }
     }
@@ -351,12 +353,16 @@ pub fn print_text(report: &Report) {
     println!("{}", steps_line("baseline parent", &s.baseline_parent));
     println!("{}", steps_line("baseline child", &s.baseline_child));
     println!("{}", steps_line("delegation parent", &s.delegation_parent));
+    let stand_in_line = |label: &str, steps: &Option<Steps>| match steps {
+        Some(steps) => steps_line(label, steps),
+        None => format!("  {label:<22} none: the agent finished the sub-task within the create"),
+    };
     println!(
         "{}",
-        steps_line("stand-in (follow)", &s.delegation_stand_in)
+        stand_in_line("stand-in (follow)", &s.delegation_stand_in)
     );
     println!("{}", steps_line("push parent", &s.push_parent));
-    println!("{}", steps_line("stand-in (push)", &s.push_stand_in));
+    println!("{}", stand_in_line("stand-in (push)", &s.push_stand_in));
     if let Some(cold) = &report.cold_start {
         println!(
             "\ncold start of `baton worker` (exec → \"worker ready\", {} runs): p50 {:.0} ms, max {:.0} ms; \
