@@ -16,6 +16,8 @@ const DEFAULT_PAGE_SIZE: i32 = 50;
 const MAX_PAGE_SIZE: i32 = 100;
 /// The most tasks one listing reads from visibility.
 const SCAN_LIMIT: usize = 1000;
+/// The tasks one listing reads at once.
+const CONCURRENT_READS: usize = 16;
 
 pub async fn list_tasks(
     handler: &TemporalHandler,
@@ -60,9 +62,15 @@ pub async fn list_tasks(
             ))
         })?;
 
+    // Each read is a query its worker answers on its own: several at once, a bounded few.
+    let read: Vec<_> = futures::stream::iter(dedup(ids))
+        .map(|id| async move { handler.view(&id).await })
+        .buffer_unordered(CONCURRENT_READS)
+        .collect()
+        .await;
     let mut views = Vec::new();
-    for id in dedup(ids) {
-        let Ok(view) = handler.view(&id).await else {
+    for view in read {
+        let Ok(view) = view else {
             continue;
         };
         let visible = view.participants.iter().any(|p| p.id == caller);
