@@ -11,18 +11,18 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use a2a::{Message, Part, Role, StreamResponse, TaskStatus, TaskStatusUpdateEvent};
 use baton_core::a2a_state::to_a2a;
 use baton_core::deployment_key::DeploymentKey;
+use baton_core::extensions::status_metadata;
 use baton_core::network::{is_internal_host, is_internal_ip, is_own_push_receiver};
 use baton_proto::PushDelivery;
+use chrono::{DateTime, Utc};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-use serde_json::json;
 use temporalio_sdk::activities::ActivityError;
 use url::Url;
 
 const TIMEOUT: Duration = Duration::from_secs(8);
-/// Where the status extension keeps the sub-state.
-const STATUS_METADATA_KEY: &str = "io.github.madarauchiha-314.tiny-harness/status";
 
 /// The HTTP clients pushes go out on, and the rule for which one a webhook gets.
 #[derive(Clone)]
@@ -159,27 +159,29 @@ pub async fn deliver(webhooks: &Webhooks, delivery: &PushDelivery) -> Result<(),
     Ok(())
 }
 
-fn body(delivery: &PushDelivery) -> serde_json::Value {
-    let state = serde_json::to_value(to_a2a(delivery.state)).unwrap_or_default();
-    let mut status = json!({ "state": state, "timestamp": delivery.at });
-    if let Some(text) = &delivery.message {
-        status["message"] = json!({
-            "messageId": format!("{}:push:{}", delivery.task_id, delivery.at),
-            "taskId": delivery.task_id,
-            "contextId": delivery.context_id,
-            "role": "ROLE_AGENT",
-            "parts": [{ "text": text }],
-        });
-    }
-    let mut update = json!({
-        "taskId": delivery.task_id,
-        "contextId": delivery.context_id,
-        "status": status,
+fn body(delivery: &PushDelivery) -> StreamResponse {
+    let message = delivery.message.as_ref().map(|text| Message {
+        message_id: format!("{}:push:{}", delivery.task_id, delivery.at),
+        context_id: Some(delivery.context_id.clone()),
+        task_id: Some(delivery.task_id.clone()),
+        role: Role::Agent,
+        parts: vec![Part::text(text.clone())],
+        metadata: None,
+        extensions: None,
+        reference_task_ids: None,
     });
-    if let Some(sub_state) = &delivery.sub_state {
-        update["metadata"] = json!({ STATUS_METADATA_KEY: { "sub_state": sub_state } });
-    }
-    json!({ "statusUpdate": update })
+    StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+        task_id: delivery.task_id.clone(),
+        context_id: delivery.context_id.clone(),
+        status: TaskStatus {
+            state: to_a2a(delivery.state),
+            message,
+            timestamp: DateTime::parse_from_rfc3339(&delivery.at)
+                .ok()
+                .map(|at| at.with_timezone(&Utc)),
+        },
+        metadata: delivery.sub_state.as_deref().map(status_metadata),
+    })
 }
 
 #[cfg(test)]
@@ -197,6 +199,45 @@ mod tests {
         } else {
             "anywhere"
         })
+    }
+
+    #[test]
+    fn a_push_is_a_status_update_in_the_a2a_wire_shape() {
+        let delivery = PushDelivery {
+            config: baton_proto::PushConfig {
+                id: "c1".into(),
+                url: "https://hooks.example.com/a".into(),
+                token: None,
+                authentication: None,
+            },
+            task_id: "t1".into(),
+            context_id: "ctx1".into(),
+            state: baton_proto::TaskState::InputRequired,
+            sub_state: Some("awaiting-answer".into()),
+            message: Some("Which ledger?".into()),
+            at: "2026-12-02T04:00:00.250Z".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(body(&delivery)).unwrap(),
+            serde_json::json!({"statusUpdate": {
+                "taskId": "t1",
+                "contextId": "ctx1",
+                "status": {
+                    "state": "TASK_STATE_INPUT_REQUIRED",
+                    "timestamp": "2026-12-02T04:00:00.250Z",
+                    "message": {
+                        "messageId": "t1:push:2026-12-02T04:00:00.250Z",
+                        "taskId": "t1",
+                        "contextId": "ctx1",
+                        "role": "ROLE_AGENT",
+                        "parts": [{"text": "Which ledger?"}],
+                    },
+                },
+                "metadata": {
+                    "io.github.madarauchiha-314.tiny-harness/status": {"sub_state": "awaiting-answer"}
+                },
+            }})
+        );
     }
 
     #[test]

@@ -3,18 +3,15 @@
 
 use a2a::{Message, Part, PartContent, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent};
 use baton_core::a2a_state::from_a2a;
+use baton_core::extensions::sub_state_of;
 use baton_proto::RemoteSnapshot;
-use serde_json::Value;
-
-/// Where the status extension keeps the sub-state, in task or status-update metadata.
-pub const STATUS_METADATA_KEY: &str = "io.github.madarauchiha-314.tiny-harness/status";
 
 /// The snapshot of a whole task (GetTask, a stream's first event, a blocking send).
 pub fn of_task(task: &Task) -> RemoteSnapshot {
     RemoteSnapshot {
         remote_task_id: task.id.clone(),
         state: from_a2a(&task.status.state),
-        sub_state: sub_state(task.metadata.as_ref()),
+        sub_state: sub_state_of(task.metadata.as_ref()),
         text: status_text(&task.status).or_else(|| artifacts_text(task)),
     }
 }
@@ -25,7 +22,7 @@ pub fn of_status_update(update: &TaskStatusUpdateEvent) -> RemoteSnapshot {
     RemoteSnapshot {
         remote_task_id: update.task_id.clone(),
         state: from_a2a(&update.status.state),
-        sub_state: sub_state(update.metadata.as_ref()),
+        sub_state: sub_state_of(update.metadata.as_ref()),
         text: status_text(&update.status),
     }
 }
@@ -83,19 +80,12 @@ fn parts_text(parts: &[Part]) -> Option<String> {
     (!texts.is_empty()).then(|| texts.join("\n"))
 }
 
-fn sub_state(metadata: Option<&std::collections::HashMap<String, Value>>) -> Option<String> {
-    metadata?
-        .get(STATUS_METADATA_KEY)?
-        .get("sub_state")?
-        .as_str()
-        .map(str::to_string)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use baton_core::extensions::STATUS_METADATA_KEY;
     use baton_proto::TaskState;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn task(value: Value) -> Task {
         serde_json::from_value(value).unwrap()

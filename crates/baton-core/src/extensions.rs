@@ -3,11 +3,18 @@
 //! (DESIGN.md); the deadline extension is Baton's own. Both halves of A2A use them: the gateway
 //! advertises them, the outbound client requests those the other side advertises.
 
+use std::collections::HashMap;
+
+use serde_json::Value;
+
 /// The task extension: a brief (name, goal, criteria, participants) as one data part.
 pub const TASK_EXTENSION: &str = "https://madarauchiha-314.github.io/tiny-harness/a2a/ext/task/v1";
 /// The status extension: the sub-state of an interrupted task.
 pub const STATUS_EXTENSION: &str =
     "https://madarauchiha-314.github.io/tiny-harness/a2a/ext/status/v1";
+/// Where the status extension keeps its payload, in a task's or a status update's metadata:
+/// `{STATUS_METADATA_KEY: {"sub_state": …}}`.
+pub const STATUS_METADATA_KEY: &str = "io.github.madarauchiha-314.tiny-harness/status";
 
 /// The deadline extension: a brief's `metadata[DEADLINE_EXTENSION] = {"seconds": N}` says how
 /// long the delegator will wait for the task; the agent ends the task FAILED past it, and gives
@@ -19,3 +26,41 @@ pub const SUPPORTED_EXTENSIONS: &[&str] = &[TASK_EXTENSION, STATUS_EXTENSION, DE
 
 /// The media type of a task envelope data part.
 pub const ENVELOPE_MEDIA_TYPE: &str = "application/vnd.tiny-harness.event+json";
+
+/// The status extension's metadata for `sub_state`.
+pub fn status_metadata(sub_state: &str) -> HashMap<String, Value> {
+    HashMap::from([(
+        STATUS_METADATA_KEY.to_string(),
+        serde_json::json!({ "sub_state": sub_state }),
+    )])
+}
+
+/// The sub-state the status extension's metadata carries, if any.
+pub fn sub_state_of(metadata: Option<&HashMap<String, Value>>) -> Option<String> {
+    metadata?
+        .get(STATUS_METADATA_KEY)?
+        .get("sub_state")?
+        .as_str()
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sub_state_reads_back_from_its_metadata() {
+        let metadata = status_metadata("awaiting-answer");
+        assert_eq!(
+            serde_json::to_value(&metadata).unwrap(),
+            serde_json::json!({STATUS_METADATA_KEY: {"sub_state": "awaiting-answer"}})
+        );
+        assert_eq!(
+            sub_state_of(Some(&metadata)).as_deref(),
+            Some("awaiting-answer")
+        );
+        assert_eq!(sub_state_of(None), None);
+        let other = HashMap::from([("other".to_string(), serde_json::json!({"sub_state": "x"}))]);
+        assert_eq!(sub_state_of(Some(&other)), None);
+    }
+}

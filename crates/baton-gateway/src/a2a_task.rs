@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use a2a::{Artifact, Message, Part, Role, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent};
 use baton_core::a2a_state::to_a2a;
+use baton_core::extensions::status_metadata;
 use baton_core::spawn_subtask::SELF_AGENT;
 use baton_core::sub_tasks::{AWAITING_ANSWER, AWAITING_NEXT_MESSAGE};
 use baton_proto::envelope::{AcceptanceCriterion, ENTITY_KIND_AGENT, EntityRef, ExtensionTaskRef};
@@ -13,10 +14,9 @@ use baton_proto::{
     TaskView,
 };
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-/// Where the status extension keeps the sub-state, and the task extension its data.
-pub const STATUS_METADATA_KEY: &str = "io.github.madarauchiha-314.tiny-harness/status";
+/// Where the task extension keeps its data.
 pub const TASK_METADATA_KEY: &str = "io.github.madarauchiha-314.tiny-harness/task";
 /// Where Baton publishes its own sub-task rows (name, agent, state, summary), beside the task
 /// extension, whose closed model has no room for them.
@@ -201,13 +201,6 @@ fn sub_task_ref(row: &SubTaskRow) -> ExtensionTaskRef {
             .clone()
             .filter(|s| s == AWAITING_NEXT_MESSAGE || s == AWAITING_ANSWER),
     }
-}
-
-fn status_metadata(sub_state: &str) -> HashMap<String, Value> {
-    HashMap::from([(
-        STATUS_METADATA_KEY.to_string(),
-        json!({ "sub_state": sub_state }),
-    )])
 }
 
 fn message_of(task_id: &str, context_id: &str, message: &TaskMessage) -> Message {
