@@ -565,7 +565,7 @@ async fn start_worker_process(config: &Path) -> anyhow::Result<(tokio::process::
 }
 
 /// SIGTERM, then waits up to 20 s; returns how long it took and whether it exited with success.
-async fn terminate(mut child: tokio::process::Child) -> (Duration, bool) {
+pub(super) async fn terminate(mut child: tokio::process::Child) -> (Duration, bool) {
     let stopping = Instant::now();
     if let Some(pid) = child.id() {
         // SAFETY: kill(2) on the id of a child we spawned and have not reaped.

@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use baton_core::extensions::STATUS_EXTENSION;
 use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;
 use serde_json::json;
@@ -119,7 +120,8 @@ async fn cpu_per_second(dev_server: Option<u32>) -> (Option<f64>, Option<f64>) {
     )
 }
 
-/// A blocking SendMessage: the conversation has answered and parked when it returns.
+/// A blocking SendMessage from a caller that speaks the status extension, so its task is a
+/// conversation: it has answered and parked awaiting the next message when the call returns.
 async fn park(
     http: &reqwest::Client,
     url: &str,
@@ -139,6 +141,7 @@ async fn park(
         .timeout(Duration::from_secs(90))
         .header("A2A-Version", "1.0")
         .header("X-Participant-Id", participant)
+        .header("A2A-Extensions", STATUS_EXTENSION)
         .json(&body)
         .send()
         .await?
