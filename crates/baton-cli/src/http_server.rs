@@ -1,4 +1,5 @@
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use anyhow::Context;
 use axum::Router;
@@ -53,9 +54,22 @@ pub async fn guarded_listener(server: &ServerSettings) -> anyhow::Result<ServedL
     )
 }
 
+/// How long a stop waits for requests under way to finish. A stream on a quiet task or a
+/// blocking send would hold it for as long as its client listens; past this they are cut, and
+/// their clients subscribe or send again (a repeated messageId is taken once).
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
 impl HttpServer {
     pub async fn stop(self) {
         self.stop.send(()).ok();
-        self.task.await.ok();
+        let mut task = self.task;
+        if tokio::time::timeout(STOP_GRACE, &mut task).await.is_err() {
+            tracing::info!(
+                "requests still open {}s after the stop (streams, blocking sends) are cut",
+                STOP_GRACE.as_secs()
+            );
+            task.abort();
+            task.await.ok();
+        }
     }
 }

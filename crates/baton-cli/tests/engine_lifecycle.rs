@@ -495,3 +495,53 @@ async fn sigterm_stops_the_worker_gracefully() {
         "exit 0 after SIGTERM"
     );
 }
+
+#[tokio::test]
+async fn sigterm_cuts_a_quiet_stream_and_the_worker_still_stops() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![reply("Hello.")]).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let gateway = format!("{}/", config.base_url.clone().unwrap());
+    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+    let http = reqwest::Client::new();
+    let rpc = |method: &str, params: serde_json::Value| {
+        http.post(&gateway)
+            .header("A2A-Version", "1.0")
+            .header("X-Participant-Id", "alice")
+            .header("A2A-Extensions", baton_core::extensions::STATUS_EXTENSION)
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+    };
+    // A conversation answers and parks; a stream on it then hears nothing.
+    let parked: serde_json::Value = rpc(
+        "SendMessage",
+        json!({"message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "Hi"}]}}),
+    )
+    .send()
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    let task_id = parked["result"]["task"]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        parked["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{parked}"
+    );
+    let mut stream = rpc("SubscribeToTask", json!({"id": task_id}))
+        .header("Accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    let first = stream.chunk().await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("\"task\""));
+
+    assert!(
+        worker.terminate(Duration::from_secs(30)).await,
+        "exit 0 after SIGTERM, though a stream was open"
+    );
+    let after = tokio::time::timeout(Duration::from_secs(10), stream.chunk()).await;
+    assert!(
+        matches!(after, Ok(Ok(None)) | Ok(Err(_))),
+        "the stream ends with the worker: {after:?}"
+    );
+}
