@@ -2,7 +2,8 @@
 //! directory, with everything on 127.0.0.1:
 //! 1. the baseline, a bare Temporal parent→child→signal round trip (`baseline.rs`);
 //! 2. delegation: N `TaskWorkflow`s, each delegating one question to a fast local A2A peer and
-//!    completing after 3 model calls, in follow mode and in push mode;
+//!    completing after 2 model calls (the peer finishes within the create), through an agent
+//!    watched by follow and one by push;
 //! 3. the Temporal steps of one parent and its stand-in, counted from their histories;
 //! 4. the cold start of `baton worker` against the running server;
 //! 5. memory: the worker's RSS with sub-tasks parked in push mode, then in follow mode.

@@ -23,6 +23,9 @@ const FIRST_EVENT_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone, Serialize)]
 pub struct QuietStreams {
     streams: usize,
+    /// Streams that did not open, and the first few reasons.
+    failed: usize,
+    errors: Vec<String>,
     tasks: usize,
     window_s: f64,
     /// CPU-seconds per second of the dev server, with no stream open and with all open.
@@ -36,13 +39,24 @@ pub struct QuietStreams {
 }
 
 impl QuietStreams {
+    /// Streams that did not open.
+    pub fn failed(&self) -> usize {
+        self.failed
+    }
+
     pub fn print(&self) {
         let show = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.3}"));
         println!(
             "quiet streams: {} SubscribeToTask streams on {} parked tasks, opened in {} s; \
              CPU-seconds per second over {} s, none open → all open:",
-            self.streams, self.tasks, self.open_s, self.window_s
+            self.streams - self.failed,
+            self.tasks,
+            self.open_s,
+            self.window_s
         );
+        for error in &self.errors {
+            println!("  not opened ({} in all): {error}", self.failed);
+        }
         println!(
             "  dev server {} → {}; gateway, worker and client {} → {}",
             show(self.dev_server_cpu_idle),
@@ -79,12 +93,21 @@ pub async fn measure(
         "quiet streams: opening {streams} on {tasks} tasks"
     ));
     let opening = Instant::now();
-    let open: Vec<reqwest::Response> = futures::stream::iter(0..streams)
+    let opened: Vec<anyhow::Result<reqwest::Response>> = futures::stream::iter(0..streams)
         .map(|n| subscribe(&http, url, participant, &task_ids[n % task_ids.len()]))
-        .buffer_unordered(50)
-        .try_collect()
-        .await?;
+        .buffer_unordered(10)
+        .collect()
+        .await;
     let open_s = opening.elapsed().as_secs_f64();
+    let mut open = Vec::new();
+    let mut errors = Vec::new();
+    for stream in opened {
+        match stream {
+            Ok(response) => open.push(response),
+            Err(error) => errors.push(format!("{error:#}")),
+        }
+    }
+    let failed = errors.len();
     progress(&format!(
         "quiet streams: {WINDOW:?} with {} open",
         open.len()
@@ -93,6 +116,8 @@ pub async fn measure(
     drop(open);
     Ok(QuietStreams {
         streams,
+        failed,
+        errors: errors.into_iter().take(3).collect(),
         tasks,
         window_s: WINDOW.as_secs_f64(),
         dev_server_cpu_idle,

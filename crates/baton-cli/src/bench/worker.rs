@@ -85,14 +85,15 @@ where
     };
     let drive = async {
         let outcome = body.await;
+        // The gateway first: its open streams read the tasks the workers are leaving.
+        if let Some(http) = http {
+            http.stop().await;
+        }
         shutdown();
         shutdown_follows();
         outcome
     };
     let (ran, followed, outcome) = tokio::join!(run, run_follows, drive);
-    if let Some(http) = http {
-        http.stop().await;
-    }
     ran.context("the Temporal worker stopped with an error")?;
     followed.context("the Temporal worker of the follow queue stopped with an error")?;
     outcome.context("the bench stopped before it finished")?
