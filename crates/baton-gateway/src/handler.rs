@@ -645,12 +645,12 @@ impl RequestHandler for TemporalHandler {
         let mut changes = self.changes.listen(&req.id);
         loop {
             let view = self.view(&req.id).await?;
-            let waited_out = tokio::time::Instant::now() >= deadline
-                || (!view.state.is_terminal()
-                    && tokio::time::timeout_at(deadline, changes.changed())
-                        .await
-                        .is_err());
-            if view.state.is_terminal() || waited_out {
+            // Past the deadline the wait ends at once, with the task as it stands.
+            if view.state.is_terminal()
+                || tokio::time::timeout_at(deadline, changes.changed())
+                    .await
+                    .is_err()
+            {
                 return Ok(task_of(&view, Some(0)));
             }
         }
