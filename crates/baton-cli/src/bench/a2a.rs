@@ -17,8 +17,8 @@ use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::delegation::{free_port, progress, start_dev_server, terminate};
-use super::measure::{Latency, cpu_seconds, load_average, round, rss_mib};
+use super::delegation::{free_port, progress, start_dev_server, terminate, worker_command};
+use super::measure::{Latency, cpu_seconds, load_average, round, rss_mib, split};
 use super::model::{ANSWER, BenchModel};
 use super::peer::PeerProcess;
 use super::report::Machine;
@@ -222,21 +222,10 @@ async fn start_worker(
     http: &reqwest::Client,
     url: &str,
 ) -> anyhow::Result<(tokio::process::Child, Duration)> {
-    let exe = std::env::current_exe().context("finding the baton binary")?;
     let card = format!("{url}.well-known/agent-card.json");
     let started = Instant::now();
-    let worker = tokio::process::Command::new(exe)
-        .args(["worker", "--config"])
-        .arg(config)
-        .env("RUST_LOG", "warn")
-        .env(
-            baton_config::DEPLOYMENT_SECRET_VARIABLE,
-            baton_a2a::push::new_token(),
-        )
-        .stdin(Stdio::null())
+    let worker = worker_command(config)?
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
         .spawn()
         .context("starting baton worker")?;
     // The card is served once the gateway listens: asked for every few milliseconds until then.
@@ -323,14 +312,7 @@ async fn batch(
             .zip(after[i])
             .map(|(b, a)| round((a - b) / n as f64 * 1000.0) / 1000.0)
     };
-    let mut samples = Vec::new();
-    let mut errors = Vec::new();
-    for result in results {
-        match result {
-            Ok(took) => samples.push(took),
-            Err(error) => errors.push(format!("{error:#}")),
-        }
-    }
+    let (samples, errors) = split(results);
     Batch {
         concurrency,
         ok: samples.len(),
@@ -426,14 +408,7 @@ fn print_text(report: &A2aReport) {
         println!("    error: {error}");
     }
     println!();
-    println!(
-        "machine: {} × {}, load {:?} → {:?}; {} s in all",
-        report.machine.cpus,
-        report.machine.cpu_model,
-        report.machine.load_average_at_start,
-        report.machine.load_average_at_end,
-        report.total_s
-    );
+    report.machine.print_line(report.total_s);
 }
 
 /// `baton worker`'s config: the agent `desk` with its gateway on `port`, the bench peer as

@@ -526,11 +526,12 @@ async fn cold_starts(bench: &Bench, times: usize) -> anyhow::Result<ColdStart> {
     })
 }
 
-/// Starts `baton worker --config config` and waits for its "worker ready" line.
-async fn start_worker_process(config: &Path) -> anyhow::Result<(tokio::process::Child, Duration)> {
+/// `baton worker --config config`, as the benches run it: quiet, with a deployment secret of
+/// its own, killed if dropped; its stdout is the caller's to set.
+pub(super) fn worker_command(config: &Path) -> anyhow::Result<tokio::process::Command> {
     let exe = std::env::current_exe().context("finding the baton binary")?;
-    let started = Instant::now();
-    let mut child = tokio::process::Command::new(&exe)
+    let mut command = tokio::process::Command::new(exe);
+    command
         .args(["worker", "--config"])
         .arg(config)
         .env("RUST_LOG", "warn")
@@ -539,9 +540,16 @@ async fn start_worker_process(config: &Path) -> anyhow::Result<(tokio::process::
             baton_a2a::push::new_token(),
         )
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .kill_on_drop(true)
+        .kill_on_drop(true);
+    Ok(command)
+}
+
+/// Starts `baton worker --config config` and waits for its "worker ready" line.
+async fn start_worker_process(config: &Path) -> anyhow::Result<(tokio::process::Child, Duration)> {
+    let started = Instant::now();
+    let mut child = worker_command(config)?
+        .stdout(Stdio::piped())
         .spawn()
         .context("starting baton worker")?;
     let stdout = child.stdout.take().context("the worker's stdout")?;

@@ -30,7 +30,7 @@ use tonic::transport::Endpoint;
 
 use super::child::ChildProcess;
 use super::delegation::{free_port, progress, start_dev_server};
-use super::measure::{Latency, load_average, round};
+use super::measure::{Latency, load_average, round, split};
 use super::model::{BenchModel, DIRECT_MARKER};
 use super::quiet_streams::{self, QuietStreams};
 use super::report::Machine;
@@ -436,14 +436,7 @@ async fn batch(
         .collect()
         .await;
     let wall = started.elapsed();
-    let mut samples = Vec::new();
-    let mut errors = Vec::new();
-    for result in results {
-        match result {
-            Ok(latency) => samples.push(latency),
-            Err(error) => errors.push(format!("{error:#}")),
-        }
-    }
+    let (samples, errors) = split(results);
     Batch {
         call,
         server: target.name,
@@ -539,14 +532,7 @@ fn print_text(report: &GatewayReport) {
         quiet.print();
     }
     println!();
-    println!(
-        "machine: {} × {}, load {:?} → {:?}; {} s in all",
-        report.machine.cpus,
-        report.machine.cpu_model,
-        report.machine.load_average_at_start,
-        report.machine.load_average_at_end,
-        report.total_s
-    );
+    report.machine.print_line(report.total_s);
 }
 
 fn python_program(chosen: Option<&Path>) -> PathBuf {

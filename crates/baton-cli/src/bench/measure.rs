@@ -235,6 +235,19 @@ fn count_steps(id: &str, events: &[HistoryEvent]) -> Steps {
     }
 }
 
+/// The results of a batch apart: what succeeded, and each failure's reason.
+pub fn split<T>(results: Vec<anyhow::Result<T>>) -> (Vec<T>, Vec<String>) {
+    let mut done = Vec::new();
+    let mut errors = Vec::new();
+    for result in results {
+        match result {
+            Ok(value) => done.push(value),
+            Err(error) => errors.push(format!("{error:#}")),
+        }
+    }
+    (done, errors)
+}
+
 /// Rounds to 0.1.
 pub fn round(value: f64) -> f64 {
     (value * 10.0).round() / 10.0

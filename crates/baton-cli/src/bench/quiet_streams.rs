@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::delegation::progress;
-use super::measure::{cpu_seconds, round};
+use super::measure::{cpu_seconds, round, split};
 
 /// How long each CPU reading lasts.
 const WINDOW: Duration = Duration::from_secs(10);
@@ -99,14 +99,7 @@ pub async fn measure(
         .collect()
         .await;
     let open_s = opening.elapsed().as_secs_f64();
-    let mut open = Vec::new();
-    let mut errors = Vec::new();
-    for stream in opened {
-        match stream {
-            Ok(response) => open.push(response),
-            Err(error) => errors.push(format!("{error:#}")),
-        }
-    }
+    let (open, errors) = split(opened);
     let failed = errors.len();
     progress(&format!(
         "quiet streams: {WINDOW:?} with {} open",

@@ -149,6 +149,14 @@ pub struct Machine {
 }
 
 impl Machine {
+    /// The closing line of the gateway and A2A benches.
+    pub fn print_line(&self, total_s: f64) {
+        println!(
+            "machine: {} × {}, load {:?} → {:?}; {total_s} s in all",
+            self.cpus, self.cpu_model, self.load_average_at_start, self.load_average_at_end
+        );
+    }
+
     pub fn read(load_at_start: Option<f64>, load_at_end: Option<f64>) -> Machine {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let cpu_model = cpuinfo
