@@ -2,8 +2,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
+use baton_config::agent_card::{agent_card, public_url};
 use baton_config::{RemoteAgentSpec, Settings, Updates};
-use baton_core::agent_card::{agent_card, public_url};
 use baton_core::deployment_key::DeploymentKey;
 use baton_core::display::one_line;
 use baton_core::roster::{Roster, build_roster};

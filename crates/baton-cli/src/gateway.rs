@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use baton_config::Settings;
-use baton_core::agent_card::{agent_card, public_url};
+use baton_config::agent_card::{agent_card, public_url};
 use baton_core::deployment_key::DeploymentKey;
 use baton_gateway::{Authenticator, GatewayConfig, Limits, TemporalHandler, gateway_routes};
 use temporalio_client::Client;

@@ -3,6 +3,7 @@
 
 mod agent;
 mod agent_auth;
+pub mod agent_card;
 mod agents;
 mod auth;
 mod card;

@@ -5,7 +5,6 @@
 #![forbid(unsafe_code)]
 
 pub mod a2a_state;
-pub mod agent_card;
 pub mod ask_participant;
 pub mod brief;
 pub mod completion;

@@ -9,10 +9,10 @@ use a2a::{
     HttpAuthSecurityScheme, OpenIdConnectSecurityScheme, SecurityRequirement, SecurityScheme,
     TRANSPORT_PROTOCOL_GRPC, TRANSPORT_PROTOCOL_HTTP_JSON, TRANSPORT_PROTOCOL_JSONRPC,
 };
-use baton_config::{AuthMode, AuthSettings, Settings};
+use baton_core::extensions::{ENVELOPE_MEDIA_TYPE, SUPPORTED_EXTENSIONS};
 use url::Url;
 
-use crate::extensions::{ENVELOPE_MEDIA_TYPE, SUPPORTED_EXTENSIONS};
+use crate::{AuthMode, AuthSettings, Settings};
 
 pub const DEFAULT_NAME: &str = "Baton";
 pub const DEFAULT_DESCRIPTION: &str =
