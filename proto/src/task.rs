@@ -261,7 +261,6 @@ pub struct TaskFailure {
 
 /// The `child_done` signal a stand-in sends its parent on each change it hears.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct ChildDone {
     /// The stand-in's workflow id: the parent matches rows by it.
     pub workflow_id: String,

@@ -33,9 +33,10 @@ use baton_core::turn_bounds::payload_too_large;
 use baton_proto::{
     CancelContextIn, ChildDone, DelegationEnd, EventPage, ForwardedReply, HistoryItem,
     InboxMessage, InboxReceipt, InvokeModelIn, InvokeModelOut, InvokeToolIn, Lifecycle,
-    MessageRole, OfferedTool, PushConfig, PushDelivery, RemoteSnapshot, RemoteStart, RemoteTaskIn,
-    Source, StartAgentTaskIn, StartAgentTaskOut, SubTaskReply, SubTaskRow, TaskCarry, TaskEvent,
-    TaskFailure, TaskInput, TaskMessage, TaskRef, TaskStart, TaskState, TaskView, ToolCallRecord,
+    MessageRole, OfferedTool, PushConfig, PushDelivery, Refusal, RefusalCode, RemoteSnapshot,
+    RemoteStart, RemoteTaskIn, Source, StartAgentTaskIn, StartAgentTaskOut, SubTaskReply,
+    SubTaskRow, TaskCarry, TaskEvent, TaskFailure, TaskInput, TaskMessage, TaskRef, TaskStart,
+    TaskState, TaskView, ToolCallRecord,
 };
 use futures::FutureExt;
 use temporalio_macros::{workflow, workflow_methods};
@@ -52,7 +53,7 @@ use crate::RemoteTaskWorkflow;
 use crate::activity_failure;
 use crate::event_log::EventLog;
 use crate::policies;
-use crate::search_attributes::{A2A_CONTEXT_ID, A2A_TASK_STATE};
+use baton_proto::temporal::search_attributes::{A2A_CONTEXT_ID, A2A_TASK_STATE};
 
 /// The most A2A history messages a task carries into its next run: a long conversation keeps
 /// its newest, so what crosses continue-as-new stays bounded.
@@ -339,7 +340,7 @@ impl TaskWorkflow {
         message: &InboxMessage,
     ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         if self.state.is_terminal() {
-            return Err(format!("task is closed ({})", self.state).into());
+            return Err(task_closed(self.state));
         }
         if !self
             .input
@@ -347,11 +348,12 @@ impl TaskWorkflow {
             .iter()
             .any(|p| p.id == message.participant_id)
         {
-            return Err("not a participant".into());
+            return Err(Refusal::new(RefusalCode::NotParticipant, "not a participant").into());
         }
         if let Some(stand_in_id) = &message.sub_task_id {
-            answerable(&self.sub_tasks, stand_in_id, Answerer::Participant)
-                .map_err(|refused| refused.message)?;
+            answerable(&self.sub_tasks, stand_in_id, Answerer::Participant).map_err(|refused| {
+                Refusal::new(RefusalCode::SubTaskNotAnswerable, refused.message)
+            })?;
         }
         Ok(())
     }
@@ -374,7 +376,7 @@ impl TaskWorkflow {
         _config: &PushConfig,
     ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         if self.state.is_terminal() {
-            return Err(format!("task is closed ({})", self.state).into());
+            return Err(task_closed(self.state));
         }
         Ok(())
     }
@@ -610,6 +612,11 @@ impl TaskWorkflow {
 }
 
 /// The newest `n` of `messages`, in order.
+/// The refusal of anything sent to a task that has ended.
+fn task_closed(state: TaskState) -> Box<dyn std::error::Error + Send + Sync> {
+    Refusal::new(RefusalCode::TaskClosed, format!("task is closed ({state})")).into()
+}
+
 fn newest(messages: &[TaskMessage], n: usize) -> Vec<TaskMessage> {
     messages[messages.len().saturating_sub(n)..].to_vec()
 }

@@ -176,6 +176,22 @@ async fn a_self_delegations_push_token_reaches_the_child_sealed_and_is_never_rea
     );
     assert!(listed["configs"][0].get("token").is_none(), "{listed}");
 
+    // A stand-in is no task of the gateway's: read by its id, even by this deployment, it is
+    // not found, and neither are its push configs.
+    for path in [
+        format!("{url}/tasks/{stand_in_id}"),
+        format!("{url}/tasks/{stand_in_id}/pushNotificationConfigs"),
+    ] {
+        let read = reqwest::Client::new()
+            .get(&path)
+            .header("A2A-Version", "1.0")
+            .bearer_auth(key.self_call_token())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(read.status(), 404, "{path}: {}", read.text().await.unwrap());
+    }
+
     model.release();
     let parent = temporal
         .wait_for_task("t-sealed", WITHIN, |v| v.state.is_terminal())

@@ -15,13 +15,14 @@ use a2a_server::{RequestHandler, ServiceParams};
 use async_trait::async_trait;
 use baton_core::derived_id::derived_id;
 use baton_core::extensions::{STATUS_EXTENSION, SUPPORTED_EXTENSIONS};
+use baton_proto::temporal::search_attributes::{
+    A2A_CONTEXT_ID, A2A_TASK_STATE, BATON_AGENT, BATON_PARTICIPANTS,
+};
+use baton_proto::temporal::{TaskWorkflow, task_workflow};
 use baton_proto::{
     EventPage, InboxReceipt, Lifecycle, PushConfig, TaskMessage, TaskState, TaskView,
 };
-use baton_workflows::TaskWorkflow;
-use baton_workflows::search_attributes::{
-    A2A_CONTEXT_ID, A2A_TASK_STATE, BATON_AGENT, BATON_PARTICIPANTS,
-};
+use baton_proto::{Refusal, RefusalCode};
 use futures::stream::BoxStream;
 use temporalio_client::errors::{
     WorkflowQueryError, WorkflowStartError, WorkflowUpdateError, WorkflowUpdateWithStartError,
@@ -211,7 +212,7 @@ impl TemporalHandler {
                 .client
                 .get_workflow_handle::<TaskWorkflow>(task_id.as_str());
             let update = handle.execute_update(
-                TaskWorkflow::inbox,
+                task_workflow::INBOX,
                 inbox,
                 WorkflowExecuteUpdateOptions::default(),
             );
@@ -289,9 +290,9 @@ impl TemporalHandler {
         .static_summary(format!("{} (from {sender})", input.name))
         .build();
         let started = self.client.execute_update_with_start_workflow(
-            TaskWorkflow::run,
+            TaskWorkflow,
             input.into(),
-            TaskWorkflow::inbox,
+            task_workflow::INBOX,
             inbox,
             options,
         );
@@ -397,7 +398,7 @@ impl TemporalHandler {
 
     pub(crate) async fn view(&self, task_id: &str) -> Result<TaskView, A2AError> {
         let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
-        let query = handle.query(TaskWorkflow::task, (), WorkflowQueryOptions::default());
+        let query = handle.query(task_workflow::TASK, (), WorkflowQueryOptions::default());
         self.bounded("reading the task", query)
             .await?
             .map_err(|e| query_error(task_id, e))
@@ -408,7 +409,7 @@ impl TemporalHandler {
     async fn events(&self, task_id: &str, cursor: u64) -> Result<Option<EventPage>, A2AError> {
         let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
         let query = handle.query(
-            TaskWorkflow::events_since,
+            task_workflow::EVENTS_SINCE,
             cursor,
             WorkflowQueryOptions::default(),
         );
@@ -443,7 +444,7 @@ impl TemporalHandler {
         self.visible_view(params, task_id).await?;
         let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
         let query = handle.query(
-            TaskWorkflow::push_configs,
+            task_workflow::PUSH_CONFIGS,
             (),
             WorkflowQueryOptions::default(),
         );
@@ -697,7 +698,7 @@ impl RequestHandler for TemporalHandler {
             .client
             .get_workflow_handle::<TaskWorkflow>(req.task_id.as_str());
         let update = handle.execute_update(
-            TaskWorkflow::set_push_config,
+            task_workflow::SET_PUSH_CONFIG,
             config,
             WorkflowExecuteUpdateOptions::default(),
         );
@@ -745,7 +746,7 @@ impl RequestHandler for TemporalHandler {
             .client
             .get_workflow_handle::<TaskWorkflow>(req.task_id.as_str());
         let update = handle.execute_update(
-            TaskWorkflow::delete_push_config,
+            task_workflow::DELETE_PUSH_CONFIG,
             req.id.clone(),
             WorkflowExecuteUpdateOptions::default(),
         );
@@ -816,18 +817,23 @@ fn activates(params: &ServiceParams, message: &Message, uri: &str) -> bool {
 fn update_error(task_id: &str, error: WorkflowUpdateError) -> A2AError {
     match error {
         WorkflowUpdateError::NotFound(_) => A2AError::task_not_found(task_id),
-        WorkflowUpdateError::Failed(failure) => {
-            let message = failure.message.clone();
-            if message.contains("not a participant") {
-                A2AError::task_not_found(task_id)
-            } else if message.contains("task is closed") {
-                A2AError::unsupported_operation(format!(
-                    "the task is in a terminal state and takes no more messages ({message})"
-                ))
-            } else {
-                A2AError::invalid_params(message)
-            }
-        }
+        WorkflowUpdateError::Failed(failure) => match Refusal::parse(&failure.message) {
+            Some(Refusal {
+                code: RefusalCode::NotParticipant,
+                ..
+            }) => A2AError::task_not_found(task_id),
+            Some(Refusal {
+                code: RefusalCode::TaskClosed,
+                reason,
+            }) => A2AError::unsupported_operation(format!(
+                "the task is in a terminal state and takes no more messages ({reason})"
+            )),
+            Some(Refusal {
+                code: RefusalCode::SubTaskNotAnswerable,
+                reason,
+            }) => A2AError::invalid_params(reason),
+            None => A2AError::invalid_params(failure.message.clone()),
+        },
         other => A2AError::internal(format!("the message could not be delivered: {other}")),
     }
 }
@@ -837,14 +843,11 @@ fn query_error(task_id: &str, error: WorkflowQueryError) -> A2AError {
         WorkflowQueryError::NotFound(_) | WorkflowQueryError::PayloadConversion(_) => {
             A2AError::task_not_found(task_id)
         }
-        other => {
-            let text = other.to_string();
-            // A workflow of another type (a stand-in) has no such query: not a task of ours.
-            if text.contains("unknown queryType") || text.contains("not found") {
-                A2AError::task_not_found(task_id)
-            } else {
-                A2AError::internal(format!("the task could not be read: {text}"))
-            }
+        // A workflow of another type (a stand-in) fails a query it does not have, which
+        // Temporal reports as QueryFailed, an invalid argument: not a task of ours.
+        WorkflowQueryError::Rpc(status) if status.code() == tonic::Code::InvalidArgument => {
+            A2AError::task_not_found(task_id)
         }
+        other => A2AError::internal(format!("the task could not be read: {other}")),
     }
 }

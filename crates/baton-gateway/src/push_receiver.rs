@@ -19,7 +19,7 @@ use baton_core::display::one_line;
 use baton_core::push_token::token_digest;
 use baton_metrics::PushOutcome;
 use baton_proto::PushIn;
-use baton_workflows::RemoteTaskWorkflow;
+use baton_proto::temporal::{RemoteTaskWorkflow, remote_task_workflow};
 use opentelemetry::trace::FutureExt as _;
 use temporalio_client::errors::WorkflowUpdateError;
 use temporalio_client::{Client, WorkflowExecuteUpdateOptions};
@@ -154,7 +154,7 @@ async fn deliver(
         .client
         .get_workflow_handle::<RemoteTaskWorkflow>(stand_in_id);
     let update = stand_in.execute_update(
-        RemoteTaskWorkflow::remote_push,
+        remote_task_workflow::REMOTE_PUSH,
         push,
         WorkflowExecuteUpdateOptions::default(),
     );

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use baton_workflows::TaskWorkflow;
+use baton_proto::temporal::TaskWorkflow;
 use futures::StreamExt;
 use temporalio_client::{Client, WorkflowFetchHistoryOptions};
 use temporalio_common::protos::temporal::api::enums::v1::EventType;

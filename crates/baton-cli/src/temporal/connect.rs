@@ -223,7 +223,7 @@ async fn check_search_attributes(
             return Ok(());
         }
     };
-    let missing: Vec<(&str, &str)> = baton_workflows::search_attributes::REGISTRATIONS
+    let missing: Vec<(&str, &str)> = baton_proto::temporal::search_attributes::REGISTRATIONS
         .into_iter()
         .filter(|(name, kind)| {
             listed

@@ -278,7 +278,7 @@ fn start_dev_args(
         "--sqlite-pragma".into(),
         format!("synchronous={}", embedded.sqlite_sync.pragma_value()),
     ]);
-    for (name, kind) in baton_workflows::search_attributes::REGISTRATIONS {
+    for (name, kind) in baton_proto::temporal::search_attributes::REGISTRATIONS {
         args.extend(["--search-attribute".into(), format!("{name}={kind}")]);
     }
     args
