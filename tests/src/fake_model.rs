@@ -73,6 +73,9 @@ struct FakeState {
     script: VecDeque<Scripted>,
     responder: Option<Responder>,
     received: Vec<(HeaderMap, Value)>,
+    /// Whether `received` keeps each request; under load only their number is kept.
+    forgets_requests: bool,
+    request_count: u64,
     replies_sent: u64,
     tool_calls_sent: u64,
 }
@@ -133,6 +136,21 @@ impl FakeModel {
         model
     }
 
+    /// Like [`FakeModel::responding`], but it keeps no request, only their number, so the
+    /// thousands of calls of a benchmark cost no memory.
+    pub async fn under_load(
+        responder: impl Fn(&Value) -> Scripted + Send + Sync + 'static,
+    ) -> FakeModel {
+        let model = FakeModel::responding(responder).await;
+        model.lock().forgets_requests = true;
+        model
+    }
+
+    /// How many requests the server has answered or is answering.
+    pub fn request_count(&self) -> u64 {
+        self.lock().request_count
+    }
+
     /// The API's base URL, as `[model] base_url` would name it: `http://127.0.0.1:PORT/v1`.
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
@@ -173,6 +191,13 @@ impl Drop for FakeModel {
 }
 
 impl FakeState {
+    fn record(&mut self, headers: HeaderMap, request: Value) {
+        self.request_count += 1;
+        if !self.forgets_requests {
+            self.received.push((headers, request));
+        }
+    }
+
     /// The id of the next reply and of each of its tool calls.
     fn number(&mut self, spec: &ModelResponseSpec) -> (u64, Vec<u64>) {
         self.replies_sent += 1;
@@ -217,9 +242,7 @@ async fn chat_completions(
 ) -> Response {
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
         let raw = String::from_utf8_lossy(&body).into_owned();
-        lock(&shared.state)
-            .received
-            .push((headers, Value::String(raw)));
+        lock(&shared.state).record(headers, Value::String(raw));
         return openai_error(
             StatusCode::BAD_REQUEST,
             "We could not parse the JSON body of your request.",
@@ -233,7 +256,7 @@ async fn chat_completions(
             .script
             .pop_front()
             .or_else(|| state.responder.as_ref().map(|respond| respond(&request)));
-        state.received.push((headers, request));
+        state.record(headers, request);
         match next {
             None => Answer::ScriptEmpty,
             Some(Scripted::Status(code, body)) => Answer::Status(code, body),

@@ -2,6 +2,7 @@
 //! when the test ends, even a failed one (every handle here stops its server on drop).
 
 mod card_server;
+pub mod delegating_model;
 pub mod engine;
 pub mod fake_model;
 pub mod mcp_server;

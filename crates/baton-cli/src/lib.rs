@@ -3,7 +3,6 @@
 pub mod agent_process;
 pub mod agent_span;
 pub mod agents_check;
-pub mod bench;
 pub mod deployment_secret;
 pub mod error_report;
 pub mod gateway;

@@ -18,11 +18,6 @@ enum Command {
         #[command(subcommand)]
         command: AgentsCommand,
     },
-    /// Benchmarks, reported as ratios against a baseline measured in the same run.
-    Bench {
-        #[command(subcommand)]
-        command: baton_cli::bench::BenchCommand,
-    },
     /// Serve Baton as an A2A 1.0 agent on [server] bind, with Temporal behind every call.
     Gateway {
         /// The agent's baton.toml.
@@ -122,7 +117,6 @@ async fn main() -> ExitCode {
             command: AgentsCommand::Check { config },
         } => baton_cli::agents_check::run(&config).await,
         Command::Worker { config } => baton_cli::worker::run(&config).await,
-        Command::Bench { command } => baton_cli::bench::run(command).await,
         Command::Gateway { config } => baton_cli::gateway::run(&config).await,
         Command::Up { configs } => baton_cli::up::run(&configs).await,
         Command::Replay(args) => baton_cli::replay::run(&args).await,

@@ -1,4 +1,4 @@
-//! The baseline of `baton bench delegation`: a bare Temporal parent→child→signal round trip with
+//! The baseline of `baton-bench delegation`: a bare Temporal parent→child→signal round trip with
 //! no A2A and no model. `BenchParentWorkflow` starts `BenchChildWorkflow` (parent-close policy
 //! abandon, as the stand-ins are started), the child runs one no-op activity and signals the
 //! parent, and the parent completes. It is the floor a delegation is measured against: the same

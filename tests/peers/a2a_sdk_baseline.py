@@ -1,5 +1,5 @@
 """The gateway bench's baseline: the official Python a2a-sdk serving JSON-RPC from its in-memory
-task store, with nothing of ours in between. `baton bench gateway` writes this file to its
+task store, with nothing of ours in between. `baton-bench gateway` writes this file to its
 temporary directory and runs it with the Python that has a2a-sdk.
 
 Each new message creates a task that parks at once, as a Baton conversation does: the Task

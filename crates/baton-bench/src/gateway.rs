@@ -1,4 +1,4 @@
-//! `baton bench gateway`: GetTask and SendMessage (with `returnImmediately`) over JSON-RPC,
+//! `baton-bench gateway`: GetTask and SendMessage (with `returnImmediately`) over JSON-RPC,
 //! through Baton's gateway and through the official Python a2a-sdk's in-memory server, in one run
 //! on 127.0.0.1, from the same HTTP client. Figures are ratios of Baton against the a2a-sdk, and
 //! of Baton's gRPC binding (the official a2a-grpc client) against its JSON-RPC one.
@@ -31,13 +31,14 @@ use tonic::transport::Endpoint;
 use super::child::ChildProcess;
 use super::delegation::{free_port, progress, start_dev_server};
 use super::measure::{Latency, load_average, round, split};
-use super::model::{BenchModel, DIRECT_MARKER};
 use super::quiet_streams::{self, QuietStreams};
 use super::report::Machine;
 use super::worker::with_worker;
+use baton_tests::delegating_model::{DIRECT_MARKER, delegating};
+use baton_tests::fake_model::FakeModel;
 
 /// The baseline server, written to the bench's temporary directory and run with `--python`.
-const PYTHON_AGENT: &str = include_str!("a2a_sdk_agent.py");
+const PYTHON_AGENT: &str = include_str!("../../../tests/peers/a2a_sdk_baseline.py");
 const TASK_QUEUE: &str = "bench-gateway";
 /// The longest one request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -291,7 +292,7 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
         .context("creating the bench's temporary directory")?;
 
     let python = python_program(args.python.as_deref());
-    let script = dir.path().join("a2a_sdk_agent.py");
+    let script = dir.path().join("a2a_sdk_baseline.py");
     std::fs::write(&script, PYTHON_AGENT).context("writing the a2a-sdk baseline server")?;
     let python_port = free_port()?;
     let mut command = Command::new(&python);
@@ -303,7 +304,7 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
         .await
         .context("is a2a-sdk installed? run `bash scripts/setup.sh` or pass --python")?;
 
-    let model = BenchModel::start().await?;
+    let model = FakeModel::under_load(delegating).await;
     let (server, client) = start_dev_server(dir.path(), args.temporal_binary.as_deref()).await?;
     let gateway_port = free_port()?;
     let dev_server = server.pid();

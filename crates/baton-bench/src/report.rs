@@ -1,4 +1,4 @@
-//! The figures of one `baton bench delegation` run, printed as text or JSON.
+//! The figures of one `baton-bench delegation` run, printed as text or JSON.
 
 use std::collections::BTreeMap;
 
@@ -281,7 +281,7 @@ fn steps_line(label: &str, steps: &Steps) -> String {
 pub fn print_text(report: &Report) {
     let r = &report.ratios;
     let m = &report.machine;
-    println!("baton bench delegation");
+    println!("baton-bench delegation");
     println!(
         "  machine: {} CPUs ({}), {:.1} GiB, Linux {}; load average {:?} at start, {:?} at end",
         m.cpus, m.cpu_model, m.memory_gib, m.kernel, m.load_average_at_start, m.load_average_at_end

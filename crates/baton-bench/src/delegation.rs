@@ -1,4 +1,4 @@
-//! `baton bench delegation`: one run on a local embedded dev server, started in a temporary
+//! `baton-bench delegation`: one run on a local embedded dev server, started in a temporary
 //! directory, with everything on 127.0.0.1:
 //! 1. the baseline, a bare Temporal parent→child→signal round trip (`baseline.rs`);
 //! 2. delegation: N `TaskWorkflow`s, each delegating one question to a fast local A2A peer and
@@ -36,13 +36,14 @@ use super::measure::{
     Latency, cpu_seconds, dynamic_config, load_average, round, rss_mib, stand_in_steps, steps_of,
     trimmed_rss_mib,
 };
-use super::model::{ANSWER, BenchModel};
 use super::peer::{PARK_MARKER, PeerHandle, PeerProcess};
 use super::report::{
     Batch, ColdStart, Machine, ParkPhase, Ratios, Report, StepsSection, print_text,
 };
 use super::worker::with_worker;
-use crate::temporal::EmbeddedServer;
+use baton_cli::temporal::EmbeddedServer;
+use baton_tests::delegating_model::{ANSWER, delegating};
+use baton_tests::fake_model::FakeModel;
 
 /// The bench's task queue and agent id.
 const TASK_QUEUE: &str = "bench";
@@ -119,7 +120,7 @@ impl std::fmt::Display for ParkMode {
 struct Bench {
     client: Client,
     peer: PeerHandle,
-    model: Arc<BenchModel>,
+    model: Arc<FakeModel>,
     args: DelegationArgs,
     temporal_address: String,
     server_pid: Option<u32>,
@@ -141,7 +142,7 @@ pub async fn run(args: DelegationArgs) -> anyhow::Result<ExitCode> {
     let load_at_start = load_average();
 
     let peer = PeerProcess::start().await?;
-    let model = Arc::new(BenchModel::start().await?);
+    let model = Arc::new(FakeModel::under_load(delegating).await);
     let server_started = Instant::now();
     let (server, client) = start_dev_server(dir.path(), args.temporal_binary.as_deref()).await?;
     let server_start = server_started.elapsed();
@@ -529,8 +530,7 @@ async fn cold_starts(bench: &Bench, times: usize) -> anyhow::Result<ColdStart> {
 /// `baton worker --config config`, as the benches run it: quiet, with a deployment secret of
 /// its own, killed if dropped; its stdout is the caller's to set.
 pub(super) fn worker_command(config: &Path) -> anyhow::Result<tokio::process::Command> {
-    let exe = std::env::current_exe().context("finding the baton binary")?;
-    let mut command = tokio::process::Command::new(exe);
+    let mut command = tokio::process::Command::new(super::baton_binary()?);
     command
         .args(["worker", "--config"])
         .arg(config)
@@ -829,7 +829,7 @@ async fn settle(bench: &Bench) {
     while quiet < 2 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_secs(1)).await;
         let now = (
-            bench.model.requests(),
+            bench.model.request_count(),
             bench.peer.stats().await.ok().map(|s| {
                 (
                     s.tasks_created,

@@ -1,4 +1,4 @@
-//! The bench's in-process worker: the activities `baton worker` builds (`crate::agent_process`), its
+//! The bench's in-process worker: the activities `baton worker` builds (`baton_cli::agent_process`), its
 //! options, its follow queue's worker and its HTTP routes, plus the baseline's workflows and
 //! activity on the same task queue.
 
@@ -32,13 +32,14 @@ where
 {
     // The bench is one process, so one deployment: a key of its own for this run.
     let deployment = Arc::new(DeploymentKey::from_secret(&baton_a2a::push::new_token()));
-    let activities = crate::agent_process::activities(settings, &[], &deployment).await?;
-    let metrics = crate::metrics::serve(settings.metrics.bind)?;
+    let activities = baton_cli::agent_process::activities(settings, &[], &deployment).await?;
+    let metrics = baton_cli::metrics::serve(settings.metrics.bind)?;
     if let Some(endpoint) = &metrics {
         super::delegation::progress(&format!("worker metrics at {}", endpoint.url()));
     }
-    let runtime = crate::metrics::temporal_runtime(metrics.as_ref())?;
-    let follow_options = crate::agent_process::follow_worker_options(settings, activities.clone());
+    let runtime = baton_cli::metrics::temporal_runtime(metrics.as_ref())?;
+    let follow_options =
+        baton_cli::agent_process::follow_worker_options(settings, activities.clone());
     let options = WorkerOptions::new(settings.temporal.task_queue.clone())
         .register_workflow::<TaskWorkflow>()?
         .register_workflow::<RemoteTaskWorkflow>()?
@@ -57,11 +58,11 @@ where
         .context("creating the Temporal worker of the follow queue")?;
     let shutdown = worker.shutdown_handle();
     let shutdown_follows = follow_worker.shutdown_handle();
-    let http = crate::agent_process::serve_gateway(
+    let http = baton_cli::agent_process::serve_gateway(
         settings,
         &client,
         &deployment,
-        &crate::health::Readiness::default(),
+        &baton_cli::health::Readiness::default(),
     )
     .await?;
 

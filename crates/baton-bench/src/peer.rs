@@ -2,7 +2,7 @@
 //! over an `InMemoryTaskStore` and an in-memory push-config store, the JSON-RPC router and the
 //! agent-card router, on 127.0.0.1.
 //!
-//! It runs as a child process of the bench (`baton bench peer`, hidden), so the bench process's
+//! It runs as a child process of the bench (`baton-bench peer`, hidden), so the bench process's
 //! RSS is the worker's (plus the small stateless model and the client), not the peer's store of
 //! parked tasks.
 //!
@@ -46,7 +46,7 @@ use tokio::process::Command;
 use tokio::sync::oneshot;
 
 use super::child::ChildProcess;
-use crate::shutdown::ShutdownSignals;
+use baton_cli::shutdown::ShutdownSignals;
 
 /// A brief containing this word parks its task in INPUT_REQUIRED.
 pub const PARK_MARKER: &str = "bench:park";
@@ -55,7 +55,7 @@ pub const PEER_ANSWER: &str = "42";
 /// The line the peer prints on stdout once it listens; the URL follows it.
 const READY_LINE: &str = "bench peer listening on ";
 
-/// `baton bench peer`: serves the peer until SIGTERM or Ctrl-C.
+/// `baton-bench peer`: serves the peer until SIGTERM or Ctrl-C.
 #[derive(clap::Args, Debug)]
 pub struct PeerArgs {
     /// The port on 127.0.0.1; 0 picks a free one.
@@ -416,11 +416,11 @@ impl PeerHandle {
 }
 
 impl PeerProcess {
-    /// Starts `<this binary> bench peer` and waits for its URL.
+    /// Starts `baton-bench peer` and waits for its URL.
     pub async fn start() -> anyhow::Result<PeerProcess> {
-        let exe = std::env::current_exe().context("finding the baton binary")?;
+        let exe = std::env::current_exe().context("finding the baton-bench binary")?;
         let mut command = Command::new(exe);
-        command.args(["bench", "peer"]).env("RUST_LOG", "warn");
+        command.args(["peer"]).env("RUST_LOG", "warn");
         let (child, url) = ChildProcess::start(command, "the bench peer", READY_LINE).await?;
         let handle = PeerHandle {
             url,

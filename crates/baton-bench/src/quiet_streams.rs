@@ -1,4 +1,4 @@
-//! The quiet-streams phase of `baton bench gateway`: what open SubscribeToTask streams on parked
+//! The quiet-streams phase of `baton-bench gateway`: what open SubscribeToTask streams on parked
 //! tasks cost while nothing happens. The dev server's CPU and the bench process's (gateway,
 //! worker and client) are read over the same window with no stream open, then with every stream
 //! open, so the figure is a ratio within one run.
@@ -151,7 +151,7 @@ async fn park(
         "params": {"message": {
             "messageId": format!("quiet-{n}"),
             "role": "ROLE_USER",
-            "parts": [{"text": format!("{} parked {n}", super::model::DIRECT_MARKER)}],
+            "parts": [{"text": format!("{} parked {n}", baton_tests::delegating_model::DIRECT_MARKER)}],
         }},
     });
     let answer: serde_json::Value = http

@@ -1,4 +1,4 @@
-//! `baton bench a2a`: the whole path as a user drives it, measured the way the reference
+//! `baton-bench a2a`: the whole path as a user drives it, measured the way the reference
 //! tiny-harness 0.9.0 was measured beside Baton: an A2A client asks one question with a blocking
 //! SendMessage over JSON-RPC; the agent's model delegates it to a fast A2A peer and answers
 //! after the peer's result. `baton worker` runs as a process of its own on a dev server the bench
@@ -19,9 +19,10 @@ use serde_json::{Value, json};
 
 use super::delegation::{free_port, progress, start_dev_server, terminate, worker_command};
 use super::measure::{Latency, cpu_seconds, load_average, round, rss_mib, split};
-use super::model::{ANSWER, BenchModel};
 use super::peer::PeerProcess;
 use super::report::Machine;
+use baton_tests::delegating_model::{ANSWER, delegating};
+use baton_tests::fake_model::FakeModel;
 
 /// The longest one question may take to be answered.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
@@ -113,7 +114,7 @@ pub async fn run(args: A2aArgs) -> anyhow::Result<ExitCode> {
         .tempdir()
         .context("creating the bench's temporary directory")?;
     let peer = PeerProcess::start().await?;
-    let model = BenchModel::start().await?;
+    let model = FakeModel::under_load(delegating).await;
     let (server, _client) = start_dev_server(dir.path(), args.temporal_binary.as_deref()).await?;
     let port = free_port()?;
     let config = dir.path().join("desk.toml");
