@@ -20,32 +20,15 @@ fi
 mkdir -p "$1"
 out="$(cd "$1" && pwd)"
 
-if [ -z "${BATON:-}" ]; then
-  bash "$root/scripts/setup.sh" >&2
-  (cd "$root" && cargo build --quiet -p baton-cli)
-  BATON="${CARGO_TARGET_DIR:-$root/target}/debug/baton"
-fi
-export PATH="$root/.venv/bin:$PATH"
-
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# BATON, PATH, the scratch directory $work with the processes in pids, wait_for_line.
+source "$root/scripts/baton-session.sh"
 cp "$root"/examples/delegation/{ledger.toml,front-desk.toml,model.py,orders.json} "$work"
 
 python3 "$work/model.py" --port 8299 >"$work/model.log" 2>&1 &
 pids+=($!)
 (cd "$work" && RUST_LOG=warn exec "$BATON" up ledger.toml front-desk.toml) >"$work/baton.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 900); do
-  grep -q "^baton up:" "$work/baton.log" && break
-  kill -0 "${pids[-1]}" 2>/dev/null || { cat "$work/baton.log" >&2; exit 1; }
-  sleep 0.1
-done
+wait_for_line "$work/baton.log" "baton up:"
 
 desk=(--url http://127.0.0.1:8202 --as customer)
 task="$("$BATON" task send "${desk[@]}" --json "When did order 1042 ship?" \

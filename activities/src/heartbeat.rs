@@ -1,3 +1,6 @@
+//! Heartbeats for long activities, so a cancel from the workflow reaches the work promptly and a
+//! worker that died is noticed at the heartbeat timeout, not at the activity's end.
+
 use std::future::Future;
 
 use temporalio_sdk::activities::{ActivityContext, ActivityError};

@@ -4,6 +4,8 @@
 //! Type names are stable and readable (`start_agent_task`, `invoke_model`, …): they are what
 //! the Web UI shows and what other SDKs would call.
 
+#![warn(missing_docs)]
+
 mod create;
 mod delegation_metrics;
 mod follow;
@@ -85,6 +87,10 @@ pub struct BatonActivities {
 }
 
 impl BatonActivities {
+    /// The activities of one worker. They call the agents of `registry`, and `model` with
+    /// `prefix` in front of every turn (as `model_settings` say); they push to webhooks as the
+    /// `server` settings allow, opening what the gateway sealed with `deployment`; their metrics
+    /// carry `task_queue`.
     pub fn new(
         registry: Arc<Registry>,
         model: Arc<dyn ModelProvider>,
@@ -140,13 +146,16 @@ impl BatonActivities {
     /// Replaces the static prefix, after the roster changed (a pending agent joined). Turns
     /// under way finish with the one they started with.
     pub fn replace_prefix(&self, prefix: StaticPrefix) {
-        *self.prefix.write().unwrap_or_else(|p| p.into_inner()) = prefix;
+        *self
+            .prefix
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = prefix;
     }
 
     fn current_prefix(&self) -> StaticPrefix {
         self.prefix
             .read()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
     }
 
@@ -171,6 +180,10 @@ impl BatonActivities {
     /// Creates the remote task with the brief. Retried: each attempt after the first adopts
     /// the task an earlier one created, if any.
     #[activity(name = "start_agent_task")]
+    #[allow(
+        missing_docs,
+        reason = "#[activities] adds a const of this name and does not copy the doc to it"
+    )]
     pub async fn start_agent_task(
         self: Arc<Self>,
         ctx: ActivityContext,
@@ -209,6 +222,10 @@ impl BatonActivities {
 
     /// Cancels the unfinished tasks of a delegation's context, after its creation failed.
     #[activity(name = "cancel_context_tasks")]
+    #[allow(
+        missing_docs,
+        reason = "#[activities] adds a const of this name and does not copy the doc to it"
+    )]
     pub async fn cancel_context_tasks(
         self: Arc<Self>,
         _ctx: ActivityContext,
@@ -219,6 +236,10 @@ impl BatonActivities {
 
     /// GetTask on the remote task.
     #[activity(name = "get_remote_task")]
+    #[allow(
+        missing_docs,
+        reason = "#[activities] adds a const of this name and does not copy the doc to it"
+    )]
     pub async fn get_remote_task(
         self: Arc<Self>,
         _ctx: ActivityContext,
@@ -229,6 +250,10 @@ impl BatonActivities {
 
     /// Holds SubscribeToTask open until the task really changes, or the window ends.
     #[activity(name = "follow_remote_task")]
+    #[allow(
+        missing_docs,
+        reason = "#[activities] adds a const of this name and does not copy the doc to it"
+    )]
     pub async fn follow_remote_task(
         self: Arc<Self>,
         ctx: ActivityContext,
@@ -240,6 +265,10 @@ impl BatonActivities {
 
     /// Chooses the watch for a parked task and, for push, registers the webhook.
     #[activity(name = "register_remote_push")]
+    #[allow(
+        missing_docs,
+        reason = "#[activities] adds a const of this name and does not copy the doc to it"
+    )]
     pub async fn register_remote_push(
         self: Arc<Self>,
         _ctx: ActivityContext,
@@ -251,6 +280,10 @@ impl BatonActivities {
 
     /// Deletes the stand-in's push config; the workflow treats a failure as logged, not fatal.
     #[activity(name = "delete_remote_push")]
+    #[allow(
+        missing_docs,
+        reason = "#[activities] adds a const of this name and does not copy the doc to it"
+    )]
     pub async fn delete_remote_push(
         self: Arc<Self>,
         _ctx: ActivityContext,
@@ -261,6 +294,10 @@ impl BatonActivities {
 
     /// CancelTask on the remote task, as the delegating participant.
     #[activity(name = "cancel_remote_task")]
+    #[allow(
+        missing_docs,
+        reason = "#[activities] adds a const of this name and does not copy the doc to it"
+    )]
     pub async fn cancel_remote_task(
         self: Arc<Self>,
         _ctx: ActivityContext,
@@ -272,6 +309,10 @@ impl BatonActivities {
     /// Sends the parent's answer to the remote task's question, once: a retry finds the answer
     /// an earlier attempt sent in the task's history.
     #[activity(name = "send_remote_reply")]
+    #[allow(
+        missing_docs,
+        reason = "#[activities] adds a const of this name and does not copy the doc to it"
+    )]
     pub async fn send_remote_reply(
         self: Arc<Self>,
         _ctx: ActivityContext,
@@ -282,6 +323,10 @@ impl BatonActivities {
 
     /// Pushes one change of a task to a participant's webhook.
     #[activity(name = "deliver_push")]
+    #[allow(
+        missing_docs,
+        reason = "#[activities] adds a const of this name and does not copy the doc to it"
+    )]
     pub async fn deliver_push(
         self: Arc<Self>,
         _ctx: ActivityContext,
@@ -294,6 +339,10 @@ impl BatonActivities {
     /// local activity, so it is recorded in history and a replay never runs it again; one that
     /// runs again all the same counts nothing (see `once_per_run.rs`).
     #[activity(name = "record_delegation_ends")]
+    #[allow(
+        missing_docs,
+        reason = "#[activities] adds a const of this name and does not copy the doc to it"
+    )]
     pub async fn record_delegation_ends(
         self: Arc<Self>,
         ctx: ActivityContext,
@@ -309,6 +358,10 @@ impl BatonActivities {
     /// a replay from logging it again, and one that runs again all the same logs nothing
     /// (see `once_per_run.rs`).
     #[activity(name = "report_task_failed")]
+    #[allow(
+        missing_docs,
+        reason = "#[activities] adds a const of this name and does not copy the doc to it"
+    )]
     pub async fn report_task_failed(
         self: Arc<Self>,
         ctx: ActivityContext,
@@ -323,6 +376,10 @@ impl BatonActivities {
     /// One call of an MCP tool, bounded by its server's `call_timeout`. A call that got no answer
     /// fails the attempt; the workflow retries only a tool that is safe to call again.
     #[activity(name = "invoke_tool")]
+    #[allow(
+        missing_docs,
+        reason = "#[activities] adds a const of this name and does not copy the doc to it"
+    )]
     pub async fn invoke_tool(
         self: Arc<Self>,
         ctx: ActivityContext,
@@ -342,6 +399,10 @@ impl BatonActivities {
     /// One model turn behind the worker's static prefix. Errors worth retrying are retried
     /// for `model.retry_for`, honouring the provider's `Retry-After`.
     #[activity(name = "invoke_model")]
+    #[allow(
+        missing_docs,
+        reason = "#[activities] adds a const of this name and does not copy the doc to it"
+    )]
     pub async fn invoke_model(
         self: Arc<Self>,
         ctx: ActivityContext,

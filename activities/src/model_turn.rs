@@ -71,6 +71,7 @@ impl StaticPrefix {
         }
     }
 
+    /// The hex SHA-256 of the text, then the tools: the same on every turn of the worker.
     pub fn sha256(&self) -> &str {
         &self.sha256
     }

@@ -31,7 +31,10 @@ impl OncePerRun {
     }
 
     fn first_key(&self, key: String) -> bool {
-        let mut done = self.done.lock().unwrap_or_else(|p| p.into_inner());
+        let mut done = self
+            .done
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if done.contains(&key) {
             return false;
         }

@@ -1,6 +1,7 @@
 //! The stand-in's one-shot calls on its remote task: GetTask, CancelTask and the push-config
 //! delete, each as the delegating participant (the registry's clients assert it).
 
+use a2a::Task;
 use baton_a2a::snapshot::of_task;
 use baton_a2a::{AgentError, RemoteAgent};
 use baton_core::display::one_line;
@@ -14,22 +15,20 @@ pub async fn get(
     agent: &RemoteAgent,
     input: &RemoteTaskIn,
 ) -> Result<RemoteSnapshot, ActivityError> {
-    agent
-        .get_task(&input.remote_task_id)
-        .await
-        .map(|task| of_task(&task))
-        .map_err(classify)
+    snapshot(agent.get_task(&input.remote_task_id).await)
 }
 
 pub async fn cancel(
     agent: &RemoteAgent,
     input: &RemoteTaskIn,
 ) -> Result<RemoteSnapshot, ActivityError> {
-    agent
-        .cancel_task(&input.remote_task_id)
-        .await
-        .map(|task| of_task(&task))
-        .map_err(classify)
+    snapshot(agent.cancel_task(&input.remote_task_id).await)
+}
+
+/// What the stand-in learns from a call that answers with the task: its snapshot, or the
+/// [`classify`]d error.
+fn snapshot(answer: Result<Task, AgentError>) -> Result<RemoteSnapshot, ActivityError> {
+    answer.map(|task| of_task(&task)).map_err(classify)
 }
 
 pub async fn delete_push(agent: &RemoteAgent, input: &DeletePushIn) -> Result<(), ActivityError> {

@@ -16,49 +16,24 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 question="${1:-When did order 1042 ship?}"
 
-if [ -z "${BATON:-}" ]; then
-  bash "$root/scripts/setup.sh" >&2
-  (cd "$root" && cargo build --quiet -p baton-cli)
-  BATON="${CARGO_TARGET_DIR:-$root/target}/debug/baton"
-fi
-export PATH="$root/.venv/bin:$PATH"
-
-logs="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$logs"
-}
-trap cleanup EXIT
-
-# Waits until file $1 has a line starting with $2, for at most 90 s.
-wait_for_line() {
-  for _ in $(seq 900); do
-    grep -q "^$2" "$1" 2>/dev/null && return 0
-    if ! kill -0 "${pids[-1]}" 2>/dev/null; then break; fi
-    sleep 0.1
-  done
-  echo "error: no '$2' in $1:" >&2
-  cat "$1" >&2
-  return 1
-}
+# BATON, PATH, the scratch directory $work with the processes in pids, wait_for_line.
+source "$root/scripts/baton-session.sh"
 
 if [ -n "${BATON_MODEL_BASE_URL:-}" ]; then
   echo "== the model: ${BATON_MODEL:-the model each file names} at $BATON_MODEL_BASE_URL" >&2
 else
   echo "== the example's model (model.py) on 127.0.0.1:8299" >&2
-  python3 "$here/model.py" --port 8299 >"$logs/model.log" 2>&1 &
+  python3 "$here/model.py" --port 8299 >"$work/model.log" 2>&1 &
   pids+=($!)
-  wait_for_line "$logs/model.log" ready
+  wait_for_line "$work/model.log" ready
 fi
 
 echo "== baton up ledger.toml front-desk.toml" >&2
 (cd "$here" && RUST_LOG="${RUST_LOG:-warn}" exec "$BATON" up ledger.toml front-desk.toml) \
-  >"$logs/baton.log" 2>&1 &
+  >"$work/baton.log" 2>&1 &
 pids+=($!)
-wait_for_line "$logs/baton.log" "baton up:"
-grep -E "^(agent|Web UI|metrics)" "$logs/baton.log" >&2
+wait_for_line "$work/baton.log" "baton up:"
+grep -E "^(agent|Web UI|metrics)" "$work/baton.log" >&2
 
 echo "== asking the front desk: $question" >&2
 request="$(python3 - "$question" <<'PY'
@@ -86,6 +61,6 @@ if state != "TASK_STATE_COMPLETED":
 print(text)
 PY
 echo "== in the Web UI: the front desk's TaskWorkflow, its RemoteTaskWorkflow child, and the ledger's own task" >&2
-grep -E "^Web UI" "$logs/baton.log" >&2
+grep -E "^Web UI" "$work/baton.log" >&2
 echo "== what the metrics endpoint counted (http://127.0.0.1:9464/metrics)" >&2
 curl -sS --max-time 10 http://127.0.0.1:9464/metrics | grep -E "^baton_(delegations|model|tool)" >&2

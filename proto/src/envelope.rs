@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::task::{Lifecycle, Participant, TaskRef};
 
+/// The `kind` of a task envelope: the only kind Baton writes or reads.
 pub const ENVELOPE_KIND_TASK: &str = "task";
 /// The kind of entity a remote agent is in a tiny-harness registry.
 pub const ENTITY_KIND_AGENT: &str = "agent";
@@ -23,7 +24,9 @@ pub const ENTITY_KIND_AGENT: &str = "agent";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TaskEnvelope {
+    /// [`ENVELOPE_KIND_TASK`]; the gateway refuses any other kind.
     pub kind: String,
+    /// The task extension data.
     pub payload: TaskEnvelopePayload,
 }
 
@@ -35,34 +38,46 @@ pub struct TaskEnvelope {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TaskEnvelopePayload {
+    /// The task's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A free-form kind of task; Baton keeps none of its own.
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
     pub task_type: Option<String>,
+    /// What the task must achieve.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goal: Option<String>,
+    /// The context the task needs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Checks that tell when the task is done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acceptance_criteria: Option<Vec<AcceptanceCriterion>>,
+    /// Who is on the task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub participants: Option<Vec<Participant>>,
+    /// Tasks this one serves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_tasks: Option<Vec<ExtensionTaskRef>>,
+    /// The task's own sub-tasks; accepted, not used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_tasks: Option<Vec<ExtensionTaskRef>>,
+    /// tiny-harness's plan, any JSON; accepted, not used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<serde_json::Value>,
+    /// How the task ends its turns; honoured only from this agent or a trusted delegator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<Lifecycle>,
+    /// The model; honoured only from this agent or a trusted delegator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The reasoning effort; honoured only from this agent or a trusted delegator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_effort: Option<String>,
 }
 
 impl TaskEnvelope {
+    /// `payload` in an envelope of kind `task`.
     pub fn task(payload: TaskEnvelopePayload) -> TaskEnvelope {
         TaskEnvelope {
             kind: ENVELOPE_KIND_TASK.to_string(),
@@ -75,7 +90,9 @@ impl TaskEnvelope {
 /// older Baton briefs carried, reads as a criterion not yet met.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AcceptanceCriterion {
+    /// The criterion.
     pub text: String,
+    /// Whether it is met.
     pub met: bool,
 }
 
@@ -132,8 +149,11 @@ impl<'de> Deserialize<'de> for AcceptanceCriterion {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EntityRef {
+    /// The kind of entity: [`ENTITY_KIND_AGENT`] for an agent.
     pub kind: String,
+    /// The entity's id in the registry: for an agent, its agent id.
     pub id: String,
+    /// The entity's version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
 }
@@ -144,11 +164,15 @@ pub struct EntityRef {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExtensionTaskRef {
+    /// The task's id.
     pub task_id: String,
+    /// The agent it lives on; absent or null: this agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<EntityRef>,
+    /// The short state name (`WORKING`) its parent last heard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
+    /// One of the status extension's sub-states.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_state: Option<String>,
 }

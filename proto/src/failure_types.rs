@@ -8,6 +8,7 @@ pub const AGENT_UNKNOWN: &str = "agent.unknown";
 pub const TASK_NOT_FOUND: &str = "remote.task_not_found";
 /// The model provider refused the request for good (a 400, 401, 404, …).
 pub const PROVIDER_FAILED: &str = "provider.failed";
-/// The MCP tool cannot be called: the arguments are not a JSON object, or the worker offers no
-/// such tool.
+/// The MCP tool cannot be called: the worker offers no such tool, or the call failed in a way
+/// that calling again cannot mend. (Arguments that are not a JSON object, and a server that
+/// refuses the call, come back to the model as an `is_error` result instead.)
 pub const TOOL_REFUSED: &str = "tool.refused";

@@ -19,7 +19,8 @@ pub enum RefusalCode {
 }
 
 impl RefusalCode {
-    pub const ALL: [RefusalCode; 3] = [
+    /// Every code, for [`Refusal::parse`].
+    const ALL: [RefusalCode; 3] = [
         RefusalCode::TaskClosed,
         RefusalCode::NotParticipant,
         RefusalCode::SubTaskNotAnswerable,
@@ -38,11 +39,14 @@ impl RefusalCode {
 /// A refusal: its code and the reason in words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
+    /// What the refusal means: what a client acts on.
     pub code: RefusalCode,
+    /// The reason in words, for people.
     pub reason: String,
 }
 
 impl Refusal {
+    /// A refusal with `code`, for `reason`.
     pub fn new(code: RefusalCode, reason: impl Into<String>) -> Self {
         Self {
             code,

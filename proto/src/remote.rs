@@ -10,8 +10,11 @@ use crate::task::{HistoryItem, TaskState, ToolCallRecord};
 /// What Baton knows of a remote task at one moment, as the agent reported it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemoteSnapshot {
+    /// The task's id on the agent.
     pub remote_task_id: String,
+    /// The task's state.
     pub state: TaskState,
+    /// The task's sub-state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_state: Option<String>,
     /// The agent's last answer or status message.
@@ -23,17 +26,25 @@ pub struct RemoteSnapshot {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WatchKind {
+    /// The agent pushes each change to Baton's receiver; the task is also fetched every
+    /// `safety_fetch_secs`.
     Push,
+    /// A SubscribeToTask stream, opened again after each one ends.
     Follow,
+    /// Nothing registered: the task is followed only while SUBMITTED or WORKING, and left alone
+    /// once parked.
     Off,
 }
 
 /// The watch a stand-in holds. A push watch keeps only the token's digest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemoteWatch {
+    /// How the stand-in hears of changes.
     pub kind: WatchKind,
+    /// Push: the push config's id on the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_id: Option<String>,
+    /// Push: the lower-case hex SHA-256 of the token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_digest: Option<String>,
     /// How often a push-watched task is fetched anyway, in seconds (`agents[].push_safety_fetch`),
@@ -57,8 +68,11 @@ impl RemoteWatch {
 /// The input of a `RemoteTaskWorkflow`, whose workflow id is `<parent id>.<n>`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemoteStart {
+    /// The parent task's workflow id: where `child_done` goes.
     pub parent_workflow_id: String,
+    /// The agent id; every call on the task goes to it as the delegating participant.
     pub agent: String,
+    /// The sub-task's name.
     pub name: String,
     /// The parent asked for a delegated task: a peer parked awaiting its next message is done.
     pub delegated: bool,
@@ -87,12 +101,14 @@ pub struct RemoteStart {
 /// What a stand-in carries into its next run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemoteCarry {
+    /// The watch it holds.
     pub watch: RemoteWatch,
     /// What the parent last heard, after mapping.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub told: Option<RemoteSnapshot>,
     /// A verified push arrived that the stand-in has not fetched for yet.
     pub push_pending: bool,
+    /// The state that push claimed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed: Option<TaskState>,
     /// Answers from the parent not yet sent to the agent.
@@ -110,13 +126,16 @@ pub struct SubTaskReply {
     /// Derived from the parent's first run, the stand-in and the reply's number: the same on
     /// every attempt to send it, so the agent and the stand-in can tell a repeat.
     pub message_id: String,
+    /// The answer.
     pub text: String,
 }
 
 /// The `remote_push` update the push receiver sends a stand-in. It only wakes the stand-in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PushIn {
+    /// The lower-case hex SHA-256 of the token the agent presented.
     pub token_digest: String,
+    /// The task the push is about.
     pub remote_task_id: String,
     /// The state the push body claims: a hint, never applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -126,10 +145,14 @@ pub struct PushIn {
 /// What the stand-in's `task` query returns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemoteView {
+    /// The agent id.
     pub agent: String,
+    /// The task as last heard.
     pub last: RemoteSnapshot,
+    /// The watch the stand-in holds, once chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<RemoteWatch>,
+    /// True once the stand-in has ended: later pushes are refused.
     pub closed: bool,
 }
 
@@ -138,6 +161,7 @@ pub struct RemoteView {
 /// `start_agent_task`: create the task on the agent with the brief.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StartAgentTaskIn {
+    /// The agent id.
     pub agent: String,
     /// The stand-in the task is for, `<parent id>.<n>`, which the logs name.
     #[serde(default)]
@@ -149,6 +173,7 @@ pub struct StartAgentTaskIn {
     /// before Baton retried creations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_id: Option<String>,
+    /// The brief's text part.
     pub text: String,
     /// Sent only when the agent's card advertises the task extension.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -165,6 +190,7 @@ pub struct StartAgentTaskIn {
 pub enum StartAgentTaskOut {
     /// The agent has the task, past SUBMITTED (or the stream ended at SUBMITTED).
     Started {
+        /// The task as the stream last showed it.
         task: RemoteSnapshot,
         /// How long the delegation may run, in seconds: the asked deadline within the agent's.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -176,9 +202,13 @@ pub enum StartAgentTaskOut {
     },
     /// The agent answered with a message and no task: the child ended in its first answer.
     Answered {
+        /// The agent's answer.
         text: String,
     },
+    /// The creation failed for good: the agent refused the brief, or no attempt got an answer
+    /// within the agent's `create_timeout`.
     Failed {
+        /// Why, in words.
         reason: String,
     },
 }
@@ -187,26 +217,35 @@ pub enum StartAgentTaskOut {
 /// after its creation failed for good or was given up.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CancelContextIn {
+    /// The stand-in the delegation was for.
     pub stand_in_id: String,
+    /// The agent id.
     pub agent: String,
+    /// The context whose unfinished tasks are cancelled.
     pub context_id: String,
 }
 
 /// Every call a stand-in makes on its remote task names the task this way.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemoteTaskIn {
+    /// The stand-in's workflow id.
     pub stand_in_id: String,
+    /// The agent id.
     pub agent: String,
+    /// The task's id on the agent.
     pub remote_task_id: String,
 }
 
 /// `follow_remote_task`: hold SubscribeToTask open until the task differs from `known`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FollowIn {
+    /// The task.
     pub task: RemoteTaskIn,
+    /// What the stand-in already knows.
     pub known: RemoteSnapshot,
 }
 
+/// What `follow_remote_task` reports.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FollowOut {
     /// The first real change, or nothing when the follow window ended without one.
@@ -217,8 +256,11 @@ pub struct FollowOut {
 /// `send_remote_reply`: the parent's answer, as a message on the remote task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemoteReplyIn {
+    /// The task.
     pub task: RemoteTaskIn,
+    /// The answer's message id, the same on every attempt.
     pub message_id: String,
+    /// The answer.
     pub text: String,
 }
 
@@ -229,9 +271,12 @@ pub struct RemoteReplyIn {
 pub enum RemoteReplyOut {
     /// The agent has the message (sent now, or by an earlier attempt); the task as it answered.
     Sent {
+        /// The task as the agent answered.
         task: RemoteSnapshot,
     },
+    /// The agent refused the answer, or the task has already ended.
     Refused {
+        /// Why, in words.
         reason: String,
     },
 }
@@ -239,7 +284,9 @@ pub enum RemoteReplyOut {
 /// `delete_remote_push`: remove the stand-in's push config, best effort.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeletePushIn {
+    /// The task.
     pub task: RemoteTaskIn,
+    /// The push config's id.
     pub config_id: String,
 }
 
@@ -247,26 +294,35 @@ pub struct DeletePushIn {
 /// participants, roster) in front, so it never enters workflow history.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InvokeModelIn {
+    /// The task's id.
     pub task_id: String,
+    /// The task's model; absent: the worker's `[model] model`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The task's reasoning effort; absent: none sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_effort: Option<String>,
     /// The task section: name, goal, description, criteria, sub-tasks.
     pub task_section: String,
+    /// The model's history, which follows the task section.
     pub history: Vec<HistoryItem>,
     /// How many of the oldest history items earlier turns left out for the context budget.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub compacted: u32,
 }
 
+/// What `invoke_model` reports: one answer of the model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InvokeModelOut {
+    /// What the model said, if anything.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// The tools the model called, within the bounds of one answer.
     #[serde(default)]
     pub tool_calls: Vec<ToolCallRecord>,
+    /// Tokens the model read, as the provider reported them.
     pub input_tokens: u64,
+    /// Tokens the model wrote, as the provider reported them.
     pub output_tokens: u64,
     /// SHA-256 of the static prefix sent (its text, then its tools): the same on every turn of
     /// every task of one worker.
@@ -286,6 +342,7 @@ pub struct InvokeModelOut {
 /// One MCP tool a turn offered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OfferedTool {
+    /// The tool's name.
     pub name: String,
     /// The server says the tool changes nothing, or nothing more when called again (MCP
     /// `readOnlyHint` or `idempotentHint`), so a call that failed may be made again; any other
@@ -297,18 +354,23 @@ pub struct OfferedTool {
 /// `invoke_tool`: one call of an MCP tool, as the model wrote it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InvokeToolIn {
+    /// The task's id.
     pub task_id: String,
+    /// The tool's name.
     pub tool: String,
     /// The arguments as the model wrote them: a JSON object, checked by the activity.
     pub arguments: String,
 }
 
 /// What one tool call gave the model to read: the tool's own output (capped and framed as
-/// untrusted), or the error the tool reported.
+/// untrusted), or an error, the tool's own or Baton's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InvokeToolOut {
+    /// What the model reads: the tool's output, capped at 16,000 characters and framed as
+    /// untrusted, or the error.
     pub content: String,
-    /// The tool answered with an error of its own (MCP `isError`).
+    /// `content` is an error: the tool's own (MCP `isError`), or Baton's (arguments that are not
+    /// a JSON object, a server that refused the call).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
 }

@@ -6,20 +6,28 @@ use serde::{Deserialize, Serialize};
 /// An A2A 1.0 task state, written with its A2A name (`"TASK_STATE_WORKING"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TaskState {
+    /// Accepted, not yet started.
     #[serde(rename = "TASK_STATE_SUBMITTED")]
     Submitted,
+    /// Being worked on.
     #[serde(rename = "TASK_STATE_WORKING")]
     Working,
+    /// Waiting for a message: an answer, or the next request.
     #[serde(rename = "TASK_STATE_INPUT_REQUIRED")]
     InputRequired,
+    /// Waiting for an authorisation or a credential that only a participant can give.
     #[serde(rename = "TASK_STATE_AUTH_REQUIRED")]
     AuthRequired,
+    /// Done. Terminal.
     #[serde(rename = "TASK_STATE_COMPLETED")]
     Completed,
+    /// Ended without being done. Terminal.
     #[serde(rename = "TASK_STATE_FAILED")]
     Failed,
+    /// Ended by a cancel. Terminal.
     #[serde(rename = "TASK_STATE_CANCELED")]
     Canceled,
+    /// Refused by the agent. Terminal.
     #[serde(rename = "TASK_STATE_REJECTED")]
     Rejected,
 }
@@ -76,24 +84,35 @@ impl std::fmt::Display for TaskState {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Lifecycle {
+    /// Parks INPUT_REQUIRED (`awaiting-next-message`) after each answer, until the next message,
+    /// a cancel or `limits.idle_timeout_secs`.
     Conversation,
+    /// Completes when the model answers without tools and no sub-task is open. The default.
     #[default]
     Delegated,
 }
 
+/// What a participant is: `human` or `agent`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ParticipantKind {
+    /// A person.
     Human,
+    /// An agent.
     Agent,
 }
 
+/// What a participant does on a task: `assignee`, `reporter`, `watcher` or `admin`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ParticipantRole {
+    /// Does the work.
     Assignee,
+    /// Asked for the task.
     Reporter,
+    /// Follows the task.
     Watcher,
+    /// May change the task.
     Admin,
 }
 
@@ -101,9 +120,13 @@ pub enum ParticipantRole {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Participant {
+    /// The participant's id, as messages name the sender.
     pub id: String,
+    /// A person or an agent.
     pub kind: ParticipantKind,
+    /// What the participant does on the task.
     pub role: ParticipantRole,
+    /// A name to show; absent: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display_name: Option<String>,
 }
@@ -112,7 +135,9 @@ pub struct Participant {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TaskRef {
+    /// The task's id on the agent it lives on.
     pub task_id: String,
+    /// The agent id it lives on; absent: this Baton.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
 }
@@ -121,23 +146,32 @@ pub struct TaskRef {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TaskInput {
+    /// A short name, shown to the model and in the `task` query.
     pub name: String,
+    /// What the task must achieve.
     pub goal: String,
+    /// The context the task needs; default empty.
     #[serde(default)]
     pub description: String,
+    /// Checks that tell when the task is done; default none.
     #[serde(default)]
     pub acceptance_criteria: Vec<String>,
+    /// Who is on the task; only they may send it messages. Default none.
     #[serde(default)]
     pub participants: Vec<Participant>,
+    /// How the task ends its turns; default delegated.
     #[serde(default)]
     pub lifecycle: Lifecycle,
     /// The model to use, when not the worker's `[model] model`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Passed to the model as `reasoning_effort`; absent: none sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_effort: Option<String>,
+    /// Tasks this one serves; default none.
     #[serde(default)]
     pub parent_tasks: Vec<TaskRef>,
+    /// Bounds on the task; a field left out keeps its default.
     #[serde(default)]
     pub limits: TaskLimits,
     /// The A2A context the task belongs to, when it was created over A2A.
@@ -189,30 +223,48 @@ impl Default for TaskLimits {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum HistoryItem {
     /// A message to the model: from a participant, or a note about a sub-task.
-    User { text: String, source: Source },
+    User {
+        /// The message.
+        text: String,
+        /// Who wrote it.
+        source: Source,
+    },
     /// What the model said, and the tools it called.
     Assistant {
+        /// What the model said, if anything.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<String>,
+        /// The tools the model called, in order.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCallRecord>,
     },
     /// A tool's answer to one call.
-    ToolResult { call_id: String, content: String },
+    ToolResult {
+        /// The id of the call answered.
+        call_id: String,
+        /// The answer, as the model reads it.
+        content: String,
+    },
 }
 
 /// Who wrote a user-side message. Anything from an agent is untrusted data to the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
+    /// A participant's message.
     Participant,
+    /// A note, such as a sub-task's result: framed as untrusted data for the model.
     Agent,
 }
 
+/// One tool call of the model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCallRecord {
+    /// The call's id, as the model gave it.
     pub id: String,
+    /// The tool's name.
     pub name: String,
+    /// The arguments as the model wrote them; empty when the call is refused.
     pub arguments: String,
     /// Why the call does not run, when it is over a bound of one answer (too many calls, too
     /// large arguments); the model reads this as the call's tool error.
@@ -225,7 +277,9 @@ pub struct ToolCallRecord {
 pub struct SubTaskRow {
     /// The stand-in's workflow id, `<parent id>.<n>`.
     pub workflow_id: String,
+    /// The sub-task's name, from the `spawn_subtask` call.
     pub name: String,
+    /// The agent id, from the `spawn_subtask` call.
     pub agent: String,
     /// The task's own id on the agent, once it exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -233,7 +287,10 @@ pub struct SubTaskRow {
     /// The A2A context the brief opened on the agent: where the task is looked for again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_id: Option<String>,
+    /// As the agent last reported it; a delegated sub-task parked awaiting its next message is
+    /// recorded COMPLETED.
     pub state: TaskState,
+    /// As the agent last reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_state: Option<String>,
     /// The agent's last answer, capped.
@@ -247,6 +304,7 @@ pub struct SubTaskRow {
 /// counts in the metrics.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DelegationEnd {
+    /// The delegate's agent id.
     pub agent: String,
     /// COMPLETED, FAILED, CANCELED or REJECTED.
     pub state: TaskState,
@@ -255,7 +313,9 @@ pub struct DelegationEnd {
 /// A task that failed, as `report_task_failed` logs it in the worker's log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskFailure {
+    /// The task's id.
     pub task_id: String,
+    /// Why it failed.
     pub reason: String,
 }
 
@@ -264,10 +324,15 @@ pub struct TaskFailure {
 pub struct ChildDone {
     /// The stand-in's workflow id: the parent matches rows by it.
     pub workflow_id: String,
+    /// The task's id on the agent.
     pub remote_task_id: String,
+    /// The task's state.
     pub state: TaskState,
+    /// The task's sub-state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_state: Option<String>,
+    /// The agent's last answer or status message, capped at 4,000 characters; empty keeps the
+    /// row's summary.
     #[serde(default)]
     pub summary: String,
 }
@@ -278,7 +343,9 @@ pub struct ChildDone {
 pub struct InboxMessage {
     /// The sender's message id: a repeat of an accepted id is a duplicate, not a new message.
     pub message_id: String,
+    /// The sender: one of the input's participants.
     pub participant_id: String,
+    /// The message.
     pub text: String,
     /// A webhook sent with the message (SendMessage's `taskPushNotificationConfig`). It is
     /// registered before the message is taken, so the first change the message causes is pushed.
@@ -293,8 +360,11 @@ pub struct InboxMessage {
 /// What the `inbox` update answers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InboxReceipt {
+    /// The message's id.
     pub message_id: String,
+    /// The task already held this message id from a participant: nothing was added.
     pub duplicate: bool,
+    /// The task's state when the message arrived.
     pub state: TaskState,
     /// The event log's next sequence number when the message arrived: stream from here.
     pub cursor: u64,
@@ -303,38 +373,55 @@ pub struct InboxReceipt {
 /// One message of the task's A2A history.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskMessage {
+    /// The sender's message id; an answer of the model is `<task id>:answer:<turn>`.
     pub message_id: String,
+    /// Who wrote it.
     pub role: MessageRole,
+    /// The message.
     pub text: String,
 }
 
+/// Who wrote a task message, as A2A names the sides: `user` or `agent`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MessageRole {
+    /// A participant.
     User,
+    /// The task's model.
     Agent,
 }
 
 /// What the `task` query returns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskView {
+    /// The workflow id.
     pub task_id: String,
+    /// The input's name.
     pub name: String,
+    /// SUBMITTED before the first turn, WORKING while it runs, INPUT_REQUIRED or AUTH_REQUIRED
+    /// while it waits for its participants, then COMPLETED, FAILED or CANCELED.
     pub state: TaskState,
+    /// What a waiting task waits for: `awaiting-next-message`, `awaiting-answer` or
+    /// `awaiting-sub-task-authorisation`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_state: Option<String>,
     /// Why the task is in its state, when that needs saying ("turn limit reached").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
+    /// One row per sub-task, in the order they were spawned.
     pub sub_tasks: Vec<SubTaskRow>,
+    /// The text of the last model turn that called no tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_answer: Option<String>,
+    /// Model turns taken, across continue-as-new.
     pub turns: u32,
+    /// The input's `context_id`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_id: Option<String>,
     /// The task's messages, oldest first: what A2A calls its history.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<TaskMessage>,
+    /// The input's participants.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub participants: Vec<Participant>,
     /// When the task last changed state (workflow time, RFC 3339).
@@ -348,16 +435,22 @@ pub struct TaskView {
     /// The task's brief, as its input gave it; the gateway publishes it in the task extension.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub goal: String,
+    /// The input's description.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
+    /// The input's acceptance criteria.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub acceptance_criteria: Vec<String>,
+    /// The input's lifecycle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<Lifecycle>,
+    /// The input's model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The input's reasoning effort.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_effort: Option<String>,
+    /// The input's parent tasks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parent_tasks: Vec<TaskRef>,
     /// The conversation the task started from, when it continued a context.
@@ -368,33 +461,47 @@ pub struct TaskView {
 /// One entry of the ordered event log the gateway streams.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EventEntry {
+    /// The entry's sequence number: never repeated, across continue-as-new too.
     pub seq: u64,
     /// Workflow time, RFC 3339 in UTC.
     pub at: String,
+    /// What happened.
     pub event: TaskEvent,
 }
 
+/// One change of a task, tagged by `kind`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TaskEvent {
     /// A message was added to the task's history.
-    Message { message: TaskMessage },
+    Message {
+        /// The message: a participant's, or an answer of the model.
+        message: TaskMessage,
+    },
     /// The task changed state.
     Status {
+        /// The new state.
         state: TaskState,
+        /// The new sub-state.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sub_state: Option<String>,
+        /// Why the task is in the new state, such as the reason of a FAILED or CANCELED.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
     /// A sub-task row was added or changed.
-    SubTask { row: SubTaskRow },
+    SubTask {
+        /// The whole row, as it is now.
+        row: SubTaskRow,
+    },
 }
 
 /// What the `events_since(cursor)` query returns: the events with `seq >= cursor`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EventPage {
+    /// The events, in order.
     pub events: Vec<EventEntry>,
+    /// The cursor for the next call.
     pub next_seq: u64,
     /// True once the task is terminal: no event will follow.
     pub closed: bool,
@@ -403,23 +510,34 @@ pub struct EventPage {
 /// Everything a `TaskWorkflow` carries into its next run when it continues as new.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskCarry {
+    /// The task's state.
     pub state: TaskState,
+    /// The model's history.
     pub history: Vec<HistoryItem>,
+    /// The sub-task rows.
     pub sub_tasks: Vec<SubTaskRow>,
+    /// Notes the model has not read yet.
     pub pending_notes: Vec<String>,
+    /// The last 1,000 events of the event log.
     pub events: Vec<EventEntry>,
+    /// The event log's next sequence number.
     pub next_seq: u64,
+    /// Model turns taken, in all.
     pub turns: u32,
     /// Turns since the model last read a participant message; absent in carries written
     /// before the turn limit counted per message.
     #[serde(default)]
     pub turns_since_message: u32,
+    /// The text of the last model turn that called no tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_answer: Option<String>,
+    /// A cancel not yet acted on, with its reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancel_reason: Option<String>,
+    /// The task's newest 200 messages.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<TaskMessage>,
+    /// The task's sub-state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_state: Option<String>,
     /// Participant messages that arrived since the model last took a turn.
@@ -428,6 +546,7 @@ pub struct TaskCarry {
     /// The texts of those messages not yet in `history`: they join it when the next turn starts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub arrived: Vec<String>,
+    /// The task's webhooks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub push_configs: Vec<PushConfig>,
     /// Answers to sub-tasks not yet sent to their stand-ins.
@@ -447,7 +566,9 @@ pub struct TaskCarry {
 /// A participant's answer to a sub-task, on its way to the sub-task's stand-in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForwardedReply {
+    /// The workflow id of the sub-task's stand-in.
     pub stand_in_id: String,
+    /// The answer.
     pub text: String,
 }
 
@@ -456,9 +577,13 @@ pub struct ForwardedReply {
 /// workflow then fails at once, with serde's message, instead of retrying a task it cannot read.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TaskStart {
+    /// JSON that reads as a [`TaskInput`].
     Valid(Box<TaskInput>),
+    /// JSON that does not.
     Invalid {
+        /// Serde's reason, led by the path of the field it is about.
         error: String,
+        /// The JSON as it was given, which is also what this writes back.
         raw: serde_json::Value,
     },
 }
@@ -527,11 +652,14 @@ mod tests {
 /// A webhook a participant registered for a task's changes (A2A push notifications).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PushConfig {
+    /// The config's id: a config with the same id replaces it.
     pub id: String,
+    /// Where each change is posted.
     pub url: String,
     /// Sent back in `A2A-Notification-Token` and `X-A2A-Notification-Token` with each push.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
+    /// Sent as `Authorization` with each push.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authentication: Option<PushAuthentication>,
 }
@@ -539,7 +667,9 @@ pub struct PushConfig {
 /// Sent as `Authorization: <scheme> <credentials>` with each push.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PushAuthentication {
+    /// The scheme, such as `Bearer`.
     pub scheme: String,
+    /// What follows the scheme.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials: Option<String>,
 }
@@ -547,12 +677,19 @@ pub struct PushAuthentication {
 /// `deliver_push`: one task change to one webhook.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PushDelivery {
+    /// The webhook.
     pub config: PushConfig,
+    /// The task's id.
     pub task_id: String,
+    /// The task's A2A context; the task id for a task created without one.
     pub context_id: String,
+    /// The task's new state.
     pub state: TaskState,
+    /// The task's new sub-state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_state: Option<String>,
+    /// The status message: why the task is in its new state, else, once it has ended or while
+    /// it waits, its last answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// When the change happened (workflow time, RFC 3339).

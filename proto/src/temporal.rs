@@ -18,36 +18,36 @@ use crate::{
     SubTaskReply, TaskStart, TaskView,
 };
 
-/// `TaskWorkflow`: one per task; its workflow id is the task id.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TaskWorkflow;
+/// Declares a workflow type `$workflow`, known to Temporal by its own name, that takes `$input`
+/// and returns `$output`.
+macro_rules! workflow_definition {
+    ($(#[$doc:meta])* $workflow:ident: $input:ty => $output:ty) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, Default)]
+        pub struct $workflow;
 
-impl WorkflowDefinition for TaskWorkflow {
-    type Input = TaskStart;
-    type Output = TaskView;
-    fn name(&self) -> &str {
-        "TaskWorkflow"
-    }
+        impl WorkflowDefinition for $workflow {
+            type Input = $input;
+            type Output = $output;
+            fn name(&self) -> &str {
+                stringify!($workflow)
+            }
+        }
+
+        impl HasWorkflowDefinition for $workflow {
+            type Run = Self;
+        }
+    };
 }
 
-impl HasWorkflowDefinition for TaskWorkflow {
-    type Run = Self;
+workflow_definition! {
+    /// `TaskWorkflow`: one per task; its workflow id is the task id.
+    TaskWorkflow: TaskStart => TaskView
 }
 
-/// `RemoteTaskWorkflow`: the stand-in that watches one delegated A2A task.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RemoteTaskWorkflow;
-
-impl WorkflowDefinition for RemoteTaskWorkflow {
-    type Input = RemoteStart;
-    type Output = RemoteView;
-    fn name(&self) -> &str {
-        "RemoteTaskWorkflow"
-    }
-}
-
-impl HasWorkflowDefinition for RemoteTaskWorkflow {
-    type Run = Self;
+workflow_definition! {
+    /// `RemoteTaskWorkflow`: the stand-in that watches one delegated A2A task.
+    RemoteTaskWorkflow: RemoteStart => RemoteView
 }
 
 /// The handlers of [`TaskWorkflow`].
@@ -93,11 +93,15 @@ pub mod remote_task_workflow {
 pub mod search_attributes {
     use super::SearchAttributeKey;
 
+    /// `A2AContextId`: the task's A2A context.
     pub const A2A_CONTEXT_ID: SearchAttributeKey<String> =
         SearchAttributeKey::keyword("A2AContextId");
+    /// `A2ATaskState`: the task's current state, by its A2A name (`TASK_STATE_WORKING`).
     pub const A2A_TASK_STATE: SearchAttributeKey<String> =
         SearchAttributeKey::keyword("A2ATaskState");
+    /// `BatonAgent`: the id of the agent the task runs on.
     pub const BATON_AGENT: SearchAttributeKey<String> = SearchAttributeKey::keyword("BatonAgent");
+    /// `BatonParticipants`: the ids of the task's participants.
     pub const BATON_PARTICIPANTS: SearchAttributeKey<Vec<String>> =
         SearchAttributeKey::keyword_list("BatonParticipants");
 
@@ -115,62 +119,50 @@ pub mod search_attributes {
 /// whatever they are.
 type Types<T> = PhantomData<fn() -> T>;
 
-/// A query of workflow `W` taking `I` and answering `O`.
-pub struct Query<W, I, O> {
-    name: &'static str,
-    types: Types<(W, I, O)>,
-}
-
-impl<W, I, O> Query<W, I, O> {
-    const fn new(name: &'static str) -> Self {
-        Self {
-            name,
-            types: PhantomData,
+/// Declares a definition of workflow `W` taking `I` and answering `O`: the struct, its `const`
+/// constructor and its implementation of `$definition`. Queries and updates differ only in the
+/// SDK trait they implement.
+macro_rules! request_definition {
+    ($(#[$doc:meta])* $kind:ident: $definition:ident) => {
+        $(#[$doc])*
+        pub struct $kind<W, I, O> {
+            name: &'static str,
+            types: Types<(W, I, O)>,
         }
-    }
-}
 
-impl<W, I, O> QueryDefinition for Query<W, I, O>
-where
-    W: WorkflowDefinition,
-    I: TemporalSerializable + TemporalDeserializable + 'static,
-    O: TemporalSerializable + TemporalDeserializable + 'static,
-{
-    type Workflow = W;
-    type Input = I;
-    type Output = O;
-    fn name(&self) -> &str {
-        self.name
-    }
-}
-
-/// An update of workflow `W` taking `I` and answering `O`.
-pub struct Update<W, I, O> {
-    name: &'static str,
-    types: Types<(W, I, O)>,
-}
-
-impl<W, I, O> Update<W, I, O> {
-    const fn new(name: &'static str) -> Self {
-        Self {
-            name,
-            types: PhantomData,
+        impl<W, I, O> $kind<W, I, O> {
+            const fn new(name: &'static str) -> Self {
+                Self {
+                    name,
+                    types: PhantomData,
+                }
+            }
         }
-    }
+
+        impl<W, I, O> $definition for $kind<W, I, O>
+        where
+            W: WorkflowDefinition,
+            I: TemporalSerializable + TemporalDeserializable + 'static,
+            O: TemporalSerializable + TemporalDeserializable + 'static,
+        {
+            type Workflow = W;
+            type Input = I;
+            type Output = O;
+            fn name(&self) -> &str {
+                self.name
+            }
+        }
+    };
 }
 
-impl<W, I, O> UpdateDefinition for Update<W, I, O>
-where
-    W: WorkflowDefinition,
-    I: TemporalSerializable + TemporalDeserializable + 'static,
-    O: TemporalSerializable + TemporalDeserializable + 'static,
-{
-    type Workflow = W;
-    type Input = I;
-    type Output = O;
-    fn name(&self) -> &str {
-        self.name
-    }
+request_definition! {
+    /// A query of workflow `W` taking `I` and answering `O`.
+    Query: QueryDefinition
+}
+
+request_definition! {
+    /// An update of workflow `W` taking `I` and answering `O`.
+    Update: UpdateDefinition
 }
 
 /// A signal of workflow `W` carrying `I`.

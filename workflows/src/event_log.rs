@@ -1,3 +1,6 @@
+//! A task's event log: the numbered events the gateway streams, bounded, with sequence numbers that
+//! never repeat across continue-as-new.
+
 use std::time::SystemTime;
 
 use baton_proto::{EventEntry, EventPage, TaskEvent};

@@ -6,6 +6,8 @@
 //! - [`RemoteTaskWorkflow`]: the stand-in, one per delegation. It watches the remote A2A task
 //!   (push, follow or off) and tells its parent of each change with `child_done`.
 
+#![warn(missing_docs)]
+
 mod activity_failure;
 mod current_details;
 mod event_log;

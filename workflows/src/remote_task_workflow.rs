@@ -54,6 +54,8 @@ const PUSH_SAFETY_FETCH: Duration = Duration::from_secs(30);
 /// The pause before following again after a follow failed.
 const FOLLOW_RETRY: Duration = Duration::from_secs(5);
 
+/// The stand-in for one delegation: it watches the remote A2A task and tells its parent
+/// [`TaskWorkflow`] of each change with `child_done`.
 #[workflow]
 pub struct RemoteTaskWorkflow {
     start: RemoteStart,
@@ -72,6 +74,7 @@ pub struct RemoteTaskWorkflow {
 
 #[workflow_methods]
 impl RemoteTaskWorkflow {
+    /// The stand-in from `start`, with what the last run carried over when it continued as new.
     #[init]
     pub fn new(_ctx: &WorkflowContextView, mut start: RemoteStart) -> Self {
         let carry = start.carry.take();
@@ -98,7 +101,14 @@ impl RemoteTaskWorkflow {
         workflow
     }
 
+    /// Watches the remote task and sends the parent's answers until the task ends, the stand-in
+    /// is cancelled or the deadline passes, continuing as new when its history grows long.
+    /// Returns the stand-in's view as it ended.
     #[run(name = "RemoteTaskWorkflow")]
+    #[allow(
+        missing_docs,
+        reason = "#[workflow_methods] adds a const of this name and does not copy the doc to it"
+    )]
     pub async fn run(ctx: &mut WorkflowContext<Self>) -> WorkflowResult<RemoteView> {
         if ctx.state(|s| s.told.is_none()) {
             // The parent recorded the first answer itself; it is what the parent has heard.
@@ -149,6 +159,10 @@ impl RemoteTaskWorkflow {
     /// The parent's answer to the question the remote task asked. A repeat of one not yet sent
     /// is dropped, and so is one that comes after the stand-in ended.
     #[signal]
+    #[allow(
+        missing_docs,
+        reason = "#[workflow_methods] adds a const of this name and does not copy the doc to it"
+    )]
     pub fn reply(&mut self, _ctx: &mut SyncWorkflowContext<Self>, reply: SubTaskReply) {
         if self.closed
             || self
@@ -162,7 +176,13 @@ impl RemoteTaskWorkflow {
     }
 
     /// A verified push from the agent: only wakes the stand-in, which then fetches the task.
+    /// Refused unless the stand-in is open and push-watched, and the push names its remote task
+    /// and carries its token.
     #[update]
+    #[allow(
+        missing_docs,
+        reason = "#[workflow_methods] adds a const of this name and does not copy the doc to it"
+    )]
     pub fn remote_push(&mut self, _ctx: &mut SyncWorkflowContext<Self>, push: PushIn) {
         self.push_pending = true;
         self.claimed = push.claimed_state;
@@ -191,7 +211,12 @@ impl RemoteTaskWorkflow {
         Ok(())
     }
 
+    /// The agent, the remote task as last seen, the watch, and whether the stand-in has ended.
     #[query]
+    #[allow(
+        missing_docs,
+        reason = "#[workflow_methods] adds a const of this name and does not copy the doc to it"
+    )]
     pub fn task(&self, _ctx: &WorkflowContextView) -> RemoteView {
         RemoteView {
             agent: self.start.agent.clone(),

@@ -83,6 +83,9 @@ const SUB_TASK_ANSWERS_PATCH: &str = "baton.sub-task-answers";
 /// The model may ask the task's participants a question (`ask_participant`).
 const ASK_PARTICIPANT_PATCH: &str = "baton.ask-participant";
 
+/// One A2A task; its workflow id is the task id. It runs model turns, delegates through
+/// stand-ins ([`RemoteTaskWorkflow`](crate::RemoteTaskWorkflow)), keeps a row per sub-task and
+/// never completes while one is unresolved.
 #[workflow]
 pub struct TaskWorkflow {
     input: TaskInput,
@@ -129,6 +132,9 @@ pub struct TaskWorkflow {
 
 #[workflow_methods]
 impl TaskWorkflow {
+    /// The task from `start`: a new one (after the conversation of the task it continues, if
+    /// any), or what the last run carried over when it continued as new. An unreadable input
+    /// is kept for `run` to fail the task with.
     #[init]
     pub fn new(_ctx: &WorkflowContextView, start: TaskStart) -> Self {
         let (mut input, invalid_input) = match start {
@@ -192,7 +198,14 @@ impl TaskWorkflow {
         workflow
     }
 
+    /// Works the task to its end: model turns, sub-tasks and participant messages, continuing as
+    /// new when its history grows long. It fails the task whose input is unreadable or whose
+    /// delegator's deadline passes. Returns the task as it ended.
     #[run(name = "TaskWorkflow")]
+    #[allow(
+        missing_docs,
+        reason = "#[workflow_methods] adds a const of this name and does not copy the doc to it"
+    )]
     pub async fn run(ctx: &mut WorkflowContext<Self>) -> WorkflowResult<TaskView> {
         if let Some(error) = ctx.state(|s| s.invalid_input.clone()) {
             return finish(
@@ -254,8 +267,13 @@ impl TaskWorkflow {
         finish(ctx, TaskState::Failed, Some(task_deadline_exceeded(secs))).await
     }
 
-    /// A stand-in heard a change on its remote task.
+    /// A stand-in heard a change on its remote task: the sub-task's row takes it, unless the row
+    /// is unknown or already resolved.
     #[signal]
+    #[allow(
+        missing_docs,
+        reason = "#[workflow_methods] adds a const of this name and does not copy the doc to it"
+    )]
     pub fn child_done(&mut self, ctx: &mut SyncWorkflowContext<Self>, done: ChildDone) {
         let before = self.row(&done.workflow_id);
         if let Some(note) = apply_child_done(&mut self.sub_tasks, &done) {
@@ -271,7 +289,13 @@ impl TaskWorkflow {
     }
 
     /// A participant's message. The gateway sends it, with update-with-start for a new task.
+    /// Refused for a task that has ended, from a sender who is not a participant, or as an
+    /// answer to a sub-task that waits for none.
     #[update]
+    #[allow(
+        missing_docs,
+        reason = "#[workflow_methods] adds a const of this name and does not copy the doc to it"
+    )]
     pub fn inbox(
         &mut self,
         ctx: &mut SyncWorkflowContext<Self>,
@@ -358,8 +382,13 @@ impl TaskWorkflow {
         Ok(())
     }
 
-    /// Registers (or replaces, by id) a webhook for the task's changes.
+    /// Registers (or replaces, by id) a webhook for the task's changes. Refused for a task that
+    /// has ended.
     #[update]
+    #[allow(
+        missing_docs,
+        reason = "#[workflow_methods] adds a const of this name and does not copy the doc to it"
+    )]
     pub fn set_push_config(
         &mut self,
         _ctx: &mut SyncWorkflowContext<Self>,
@@ -383,29 +412,50 @@ impl TaskWorkflow {
 
     /// Removes a webhook; removing one that is not there is not an error.
     #[update]
+    #[allow(
+        missing_docs,
+        reason = "#[workflow_methods] adds a const of this name and does not copy the doc to it"
+    )]
     pub fn delete_push_config(&mut self, _ctx: &mut SyncWorkflowContext<Self>, id: String) {
         self.push_configs.retain(|c| c.id != id);
     }
 
+    /// The webhooks registered for the task's changes.
     #[query]
+    #[allow(
+        missing_docs,
+        reason = "#[workflow_methods] adds a const of this name and does not copy the doc to it"
+    )]
     pub fn push_configs(&self, _ctx: &WorkflowContextView) -> Vec<PushConfig> {
         self.push_configs.clone()
     }
 
     /// Cancels the task and every open sub-task, as a Temporal cancel does.
     #[signal]
+    #[allow(
+        missing_docs,
+        reason = "#[workflow_methods] adds a const of this name and does not copy the doc to it"
+    )]
     pub fn cancel(&mut self, _ctx: &mut SyncWorkflowContext<Self>, reason: String) {
         self.cancel_reason.get_or_insert(reason);
     }
 
     /// The state, the sub-task rows and the last answer.
     #[query]
+    #[allow(
+        missing_docs,
+        reason = "#[workflow_methods] adds a const of this name and does not copy the doc to it"
+    )]
     pub fn task(&self, ctx: &WorkflowContextView) -> TaskView {
         self.view(ctx.workflow_id())
     }
 
     /// The events with `seq >= cursor`, in order.
     #[query]
+    #[allow(
+        missing_docs,
+        reason = "#[workflow_methods] adds a const of this name and does not copy the doc to it"
+    )]
     pub fn events_since(&self, _ctx: &WorkflowContextView, cursor: u64) -> EventPage {
         self.log.since(cursor, self.state.is_terminal())
     }
@@ -693,7 +743,7 @@ async fn take_turns(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowResult<T
                 s.history.push(HistoryItem::ToolResult {
                     call_id: call.id.clone(),
                     content,
-                })
+                });
             });
         }
         if let Some(question) = ctx.state_mut(|s| s.question.take()) {
@@ -994,7 +1044,7 @@ async fn run_tool_call(
                     s.question = Some(match s.question.take() {
                         Some(earlier) => format!("{earlier}\n{question}"),
                         None => question,
-                    })
+                    });
                 });
                 ASKED_CONTENT.to_string()
             }
@@ -1178,7 +1228,7 @@ async fn forward_participant_answers(ctx: &mut WorkflowContext<TaskWorkflow>) {
                 s.pending_notes.push(format!(
                     "A participant's answer to sub-task {} was not sent: the sub-task has ended",
                     answer.stand_in_id
-                ))
+                ));
             });
         }
     }
@@ -1381,7 +1431,7 @@ async fn create_remote_task(
     }
     // The workflow's own token is cancelled by now: the grace timer runs on the create's.
     let mut grace = ctx.timer(
-        temporalio_workflow::TimerOptions::builder(CANCEL_GRACE)
+        TimerOptions::builder(CANCEL_GRACE)
             .cancellation_token(token.clone())
             .build(),
     );
@@ -1531,7 +1581,7 @@ async fn stop_open_sub_tasks(ctx: &mut WorkflowContext<TaskWorkflow>, reason: &s
             .build(),
     );
     let mut grace = ctx.timer(
-        temporalio_workflow::TimerOptions::builder(CANCEL_GRACE)
+        TimerOptions::builder(CANCEL_GRACE)
             .cancellation_token(cleanup.clone())
             .build(),
     );

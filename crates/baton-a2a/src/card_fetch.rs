@@ -7,7 +7,8 @@ use url::Url;
 
 use crate::AgentError;
 
-pub const CARD_PATH: &str = ".well-known/agent-card.json";
+/// Where a card is, under the agent's URL.
+pub(crate) const CARD_PATH: &str = ".well-known/agent-card.json";
 
 /// Bounds on one card fetch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

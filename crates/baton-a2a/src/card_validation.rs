@@ -25,7 +25,9 @@ pub const SUPPORTED_BINDINGS: &[&str] = &[
 /// A card Baton accepted, with the interface it will call and the extensions both sides know.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValidatedCard {
+    /// The card as parsed.
     pub card: AgentCard,
+    /// The interface Baton calls: the first on the card it can speak.
     pub interface: AgentInterface,
     /// The extensions Baton implements that the card advertises: all `A2A-Extensions` may name.
     pub extensions: Vec<String>,
@@ -157,7 +159,7 @@ fn advertised_supported_extensions(card: &AgentCard) -> Vec<String> {
     SUPPORTED_EXTENSIONS
         .iter()
         .filter(|uri| advertised.iter().any(|e| e.uri == **uri))
-        .map(|uri| uri.to_string())
+        .map(ToString::to_string)
         .collect()
 }
 

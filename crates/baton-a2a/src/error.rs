@@ -1,15 +1,23 @@
+//! What can go wrong reaching a remote agent, each error naming the agent and carrying a stable
+//! code that logs, the roster and the model read.
+
 use a2a::A2AError;
 
-/// A card Baton cannot honour: it requires an extension Baton does not implement. Stable code: [`UnsupportedExtensionError::CODE`].
+/// A card Baton cannot honour: it requires an extension Baton does not implement. Stable code:
+/// [`UnsupportedExtensionError::CODE`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("agent {agent}: {reason}{}", detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default())]
 pub struct UnsupportedExtensionError {
+    /// The agent's id (`agents[].id`).
     pub agent: String,
+    /// Why the card is refused.
     pub reason: String,
+    /// The extension at fault, as `extension=<uri>`.
     pub detail: Option<String>,
 }
 
 impl UnsupportedExtensionError {
+    /// The stable code of this refusal.
     pub const CODE: &'static str = "a2a.unsupported_extension";
 }
 
@@ -17,48 +25,84 @@ impl UnsupportedExtensionError {
 /// stable [`code`](AgentError::code).
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
+    /// The card requires an extension Baton does not implement.
     #[error(transparent)]
     UnsupportedExtension(#[from] UnsupportedExtensionError),
+    /// The card could not be fetched: no answer, a failed status, or too big or too slow.
     #[error("agent {agent}: cannot fetch its card from {url}: {reason}")]
     CardUnavailable {
+        /// The agent's id (`agents[].id`).
         agent: String,
+        /// The card's URL.
         url: String,
+        /// What went wrong.
         reason: String,
     },
+    /// The card is not a valid A2A 1.0 agent card.
     #[error("agent {agent}: the card at {url} is not a valid A2A 1.0 agent card: {reason}")]
     CardInvalid {
+        /// The agent's id (`agents[].id`).
         agent: String,
+        /// The card's URL.
         url: String,
+        /// What is wrong with it.
         reason: String,
     },
+    /// The card offers no A2A 1.x interface in a binding Baton speaks, or the client could not
+    /// be built on the one chosen.
     #[error("agent {agent}: {reason}")]
-    NoCompatibleInterface { agent: String, reason: String },
+    NoCompatibleInterface {
+        /// The agent's id (`agents[].id`).
+        agent: String,
+        /// What the card offers, or why the client failed.
+        reason: String,
+    },
+    /// The interface chosen is not on the origin of `agents[].url`, and
+    /// `agents[].allow_other_origin` is not set.
     #[error(
         "agent {agent}: the card's interface {interface} is not on the origin of {url}; set agents[].allow_other_origin = true if the agent rightly lives elsewhere"
     )]
     ForeignInterface {
+        /// The agent's id (`agents[].id`).
         agent: String,
+        /// The interface's URL.
         interface: String,
+        /// `agents[].url`.
         url: String,
     },
+    /// The card's `version` is not the one `agents[].version` pins.
     #[error("agent {agent}: the card says version {found:?}, but agents[].version pins {pinned:?}")]
     VersionMismatch {
+        /// The agent's id (`agents[].id`).
         agent: String,
+        /// `agents[].version`.
         pinned: String,
+        /// The card's `version`.
         found: String,
     },
+    /// No credential Baton has for the agent meets the security the card requires.
     #[error("agent {agent}: {reason}")]
-    SecurityUnsatisfiable { agent: String, reason: String },
+    SecurityUnsatisfiable {
+        /// The agent's id (`agents[].id`).
+        agent: String,
+        /// What the card requires and why each choice falls short.
+        reason: String,
+    },
+    /// An A2A call to the agent failed.
     #[error("agent {agent}: {method} failed: {source}")]
     Call {
+        /// The agent's id (`agents[].id`).
         agent: String,
+        /// The A2A method, like `SendStreamingMessage`.
         method: &'static str,
+        /// The error the client reported.
         #[source]
         source: A2AError,
     },
 }
 
 impl AgentError {
+    /// The stable code of the error (`a2a.card_unavailable`, `a2a.call_failed`, …).
     pub fn code(&self) -> &'static str {
         match self {
             AgentError::UnsupportedExtension(_) => UnsupportedExtensionError::CODE,
@@ -89,6 +133,7 @@ impl AgentError {
         }
     }
 
+    /// The id of the agent the error is about.
     pub fn agent(&self) -> &str {
         match self {
             AgentError::UnsupportedExtension(e) => &e.agent,

@@ -4,6 +4,8 @@
 //! ([`card_validation`]), or built in-process for `self` and for Baton agents of the same
 //! process. The [`Registry`] holds them all and renders the roster the model sees.
 
+#![warn(missing_docs)]
+
 pub mod card_fetch;
 pub mod card_validation;
 mod error;

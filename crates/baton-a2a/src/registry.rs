@@ -1,3 +1,7 @@
+//! The registry: every agent one Baton agent may delegate to (`self` and each configured agent),
+//! with its validated card, refetched in the background when a fetch failed, and the roster the
+//! model is shown.
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
@@ -18,7 +22,9 @@ pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The outcome of registering one agent.
 pub struct AgentCheck {
+    /// The agent's id (`agents[].id`, or `self`).
     pub id: String,
+    /// The agent, or why it could not be registered.
     pub result: Result<RemoteAgent, AgentError>,
 }
 
@@ -202,6 +208,7 @@ impl Registry {
         self.read_agents().keys().cloned().collect()
     }
 
+    /// The registered agent `id`; `None` when it is unknown or still pending.
     pub fn get(&self, id: &str) -> Option<Arc<RemoteAgent>> {
         self.read_agents().get(id).cloned()
     }
@@ -231,15 +238,21 @@ impl Registry {
 
     // A panic while holding a lock leaves the maps whole: read on.
     fn read_agents(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Arc<RemoteAgent>>> {
-        self.agents.read().unwrap_or_else(|p| p.into_inner())
+        self.agents
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn write_agents(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Arc<RemoteAgent>>> {
-        self.agents.write().unwrap_or_else(|p| p.into_inner())
+        self.agents
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn lock_pending(&self) -> MutexGuard<'_, BTreeMap<String, RemoteAgentSpec>> {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

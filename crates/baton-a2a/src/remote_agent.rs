@@ -1,3 +1,7 @@
+//! One remote A2A agent, reached through the official client over the interface its card offers:
+//! the calls Baton's activities make (send, get, subscribe, cancel, push configs) and how its tasks
+//! are watched.
+
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -174,18 +178,22 @@ impl RemoteAgent {
         })
     }
 
+    /// The agent's id (`agents[].id`, or `self`).
     pub fn id(&self) -> &str {
         &self.id
     }
 
+    /// `agents[].url`: where its card is fetched from.
     pub fn url(&self) -> &Url {
         &self.url
     }
 
+    /// The card as validated.
     pub fn card(&self) -> &AgentCard {
         &self.card.card
     }
 
+    /// The interface every call goes to.
     pub fn interface(&self) -> &AgentInterface {
         &self.card.interface
     }
@@ -195,10 +203,13 @@ impl RemoteAgent {
         &self.card.extensions
     }
 
+    /// Whether the card was fetched or built in this process.
     pub fn source(&self) -> CardSource {
         self.source
     }
 
+    /// The pause before following a task again after its stream ended or failed
+    /// (`agents[].follow_interval`).
     pub fn follow_interval(&self) -> Duration {
         self.follow_interval
     }
@@ -213,13 +224,13 @@ impl RemoteAgent {
         self.create_timeout
     }
 
-    /// The watch a parked sub-task on this agent gets. `auto` pushes only when the card
-    /// advertises push and Baton has a public URL for its push receiver.
     /// How long a sub-task on the agent may run (`agents[].deadline`).
     pub fn deadline(&self) -> Duration {
         self.deadline
     }
 
+    /// The watch a parked sub-task on this agent gets. `auto` pushes only when the card
+    /// advertises push and Baton has a public URL for its push receiver.
     pub fn watch_mode(&self, push_receiver_reachable: bool) -> WatchMode {
         match self.updates {
             Updates::Off => WatchMode::Off,

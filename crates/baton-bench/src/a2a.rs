@@ -17,10 +17,12 @@ use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::delegation::{free_port, progress, start_dev_server, terminate, worker_command};
-use super::measure::{Latency, cpu_seconds, load_average, round, rss_mib, split};
+use super::delegation::{
+    bench_dir, free_port, progress, start_dev_server, terminate, worker_command,
+};
+use super::measure::{Latency, cpu_seconds, load_average, per_second, round, rss_mib, split};
 use super::peer::PeerProcess;
-use super::report::Machine;
+use super::report::{Machine, print_report};
 use baton_tests::delegating_model::{ANSWER, delegating};
 use baton_tests::fake_model::FakeModel;
 
@@ -109,10 +111,7 @@ pub async fn run(args: A2aArgs) -> anyhow::Result<ExitCode> {
     }
     let started = Instant::now();
     let load_at_start = load_average();
-    let dir = tempfile::Builder::new()
-        .prefix("baton-bench-a2a-")
-        .tempdir()
-        .context("creating the bench's temporary directory")?;
+    let dir = bench_dir("baton-bench-a2a-")?;
     let peer = PeerProcess::start().await?;
     let model = FakeModel::under_load(delegating).await;
     let (server, _client) = start_dev_server(dir.path(), args.temporal_binary.as_deref()).await?;
@@ -133,16 +132,7 @@ pub async fn run(args: A2aArgs) -> anyhow::Result<ExitCode> {
         .chain(&report.batches)
         .map(|b| b.failed)
         .sum();
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print_text(&report);
-    }
-    Ok(if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    print_report(&report, args.json, print_text, failed)
 }
 
 async fn measure(
@@ -319,7 +309,7 @@ async fn batch(
         ok: samples.len(),
         failed: errors.len(),
         errors: errors.into_iter().take(5).collect(),
-        throughput_per_s: round(samples.len() as f64 / wall * 10.0) / 10.0,
+        throughput_per_s: per_second(samples.len(), wall),
         latency: Latency::of(&samples),
         cpu_dev_server: per_question(0),
         cpu_worker: per_question(1),

@@ -18,6 +18,7 @@ pub struct ChildProcess {
 impl ChildProcess {
     /// Starts `command` and waits (at most 30 s) for a stdout line starting with `ready_prefix`;
     /// returns the process and the rest of that line.
+    #[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
     pub async fn start(
         mut command: Command,
         what: &str,
@@ -64,6 +65,7 @@ impl ChildProcess {
     }
 
     /// SIGTERM, then SIGKILL after 5 s.
+    #[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
     pub async fn stop(mut self) {
         if let Some(pid) = self.child.id() {
             // SAFETY: kill(2) on the id of a child we spawned and have not reaped.

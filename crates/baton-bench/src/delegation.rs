@@ -33,12 +33,12 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::baseline::BenchParentWorkflow;
 use super::measure::{
-    Latency, cpu_seconds, dynamic_config, load_average, round, rss_mib, stand_in_steps, steps_of,
-    trimmed_rss_mib,
+    Latency, cpu_seconds, dynamic_config, load_average, per_second, round, rss_mib, stand_in_steps,
+    steps_of, trimmed_rss_mib, wall_seconds,
 };
 use super::peer::{PARK_MARKER, PeerHandle, PeerProcess};
 use super::report::{
-    Batch, ColdStart, Machine, ParkPhase, Ratios, Report, StepsSection, print_text,
+    Batch, ColdStart, Machine, ParkPhase, Ratios, Report, StepsSection, print_report, print_text,
 };
 use super::worker::with_worker;
 use baton_cli::temporal::EmbeddedServer;
@@ -135,10 +135,7 @@ pub async fn run(args: DelegationArgs) -> anyhow::Result<ExitCode> {
         bail!("--max-cached-workflows must be at least 1, as temporal.workflow_cache");
     }
     let started = Instant::now();
-    let dir = tempfile::Builder::new()
-        .prefix("baton-bench-")
-        .tempdir()
-        .context("creating the bench's temporary directory")?;
+    let dir = bench_dir("baton-bench-")?;
     let load_at_start = load_average();
 
     let peer = PeerProcess::start().await?;
@@ -183,16 +180,7 @@ pub async fn run(args: DelegationArgs) -> anyhow::Result<ExitCode> {
     report.machine = Machine::read(load_at_start, load_average());
     report.dev_server_start_ms = round(server_start.as_secs_f64() * 1e3);
     report.total_s = round(started.elapsed().as_secs_f64());
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print_text(&report);
-    }
-    Ok(if report.failures() == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    print_report(&report, args.json, print_text, report.failures())
 }
 
 /// Every phase, in order, while the worker runs.
@@ -335,8 +323,8 @@ where
         ok: samples.len(),
         failed: errors.len(),
         errors: errors.into_iter().take(5).collect(),
-        wall_s: round(wall.as_secs_f64() * 100.0) / 100.0,
-        throughput_per_s: round(samples.len() as f64 / wall.as_secs_f64() * 10.0) / 10.0,
+        wall_s: wall_seconds(wall),
+        throughput_per_s: per_second(samples.len(), wall.as_secs_f64()),
         latency: Latency::of(&samples),
         turns,
         median_id,
@@ -574,6 +562,7 @@ async fn start_worker_process(config: &Path) -> anyhow::Result<(tokio::process::
 }
 
 /// SIGTERM, then waits up to 20 s; returns how long it took and whether it exited with success.
+#[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
 pub(super) async fn terminate(mut child: tokio::process::Child) -> (Duration, bool) {
     let stopping = Instant::now();
     if let Some(pid) = child.id() {
@@ -847,6 +836,15 @@ async fn settle(bench: &Bench) {
         }
         last = Some(now);
     }
+}
+
+/// A temporary directory, named `<prefix>…`, for one run's files (the dev server's database,
+/// configs); removed when dropped.
+pub(super) fn bench_dir(prefix: &str) -> anyhow::Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .context("creating the bench's temporary directory")
 }
 
 /// The bench's own dev server, in `dir` on free ports, and a client of its default namespace.

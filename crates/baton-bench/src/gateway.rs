@@ -29,10 +29,10 @@ use tokio::process::Command;
 use tonic::transport::Endpoint;
 
 use super::child::ChildProcess;
-use super::delegation::{free_port, progress, start_dev_server};
-use super::measure::{Latency, load_average, round, split};
+use super::delegation::{bench_dir, free_port, progress, start_dev_server};
+use super::measure::{Latency, load_average, per_second, round, split, wall_seconds};
 use super::quiet_streams::{self, QuietStreams};
-use super::report::Machine;
+use super::report::{Machine, print_report};
 use super::worker::with_worker;
 use baton_tests::delegating_model::{DIRECT_MARKER, delegating};
 use baton_tests::fake_model::FakeModel;
@@ -286,10 +286,7 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
     }
     let started = Instant::now();
     let load_at_start = load_average();
-    let dir = tempfile::Builder::new()
-        .prefix("baton-bench-gateway-")
-        .tempdir()
-        .context("creating the bench's temporary directory")?;
+    let dir = bench_dir("baton-bench-gateway-")?;
 
     let python = python_program(args.python.as_deref());
     let script = dir.path().join("a2a_sdk_baseline.py");
@@ -371,16 +368,7 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
         machine: Machine::read(load_at_start, load_average()),
         total_s: round(started.elapsed().as_secs_f64()),
     };
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print_text(&report);
-    }
-    Ok(if report.failures() == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    print_report(&report, args.json, print_text, report.failures())
 }
 
 /// Every batch, alternating the servers so that drift hits both alike.
@@ -445,8 +433,8 @@ async fn batch(
         ok: samples.len(),
         failed: errors.len(),
         errors: errors.into_iter().take(5).collect(),
-        wall_s: round(wall.as_secs_f64() * 100.0) / 100.0,
-        throughput_per_s: round(samples.len() as f64 / wall.as_secs_f64() * 10.0) / 10.0,
+        wall_s: wall_seconds(wall),
+        throughput_per_s: per_second(samples.len(), wall.as_secs_f64()),
         latency: Latency::of(&samples),
     }
 }

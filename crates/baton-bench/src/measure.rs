@@ -59,6 +59,7 @@ pub fn rss_mib(pid: Option<u32>) -> Option<f64> {
 
 /// This process's RSS after returning the allocator's free pages to the OS (`malloc_trim`): closer
 /// to the memory really in use than the raw figure, which keeps whatever glibc has not released.
+#[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
 pub fn trimmed_rss_mib() -> Option<f64> {
     // SAFETY: malloc_trim only releases free memory at the top of glibc's heaps.
     unsafe { libc::malloc_trim(0) };
@@ -66,6 +67,7 @@ pub fn trimmed_rss_mib() -> Option<f64> {
 }
 
 /// User + system CPU seconds a process has used so far.
+#[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
 pub fn cpu_seconds(pid: Option<u32>) -> Option<f64> {
     let path = match pid {
         Some(pid) => format!("/proc/{pid}/stat"),
@@ -251,6 +253,16 @@ pub fn split<T>(results: Vec<anyhow::Result<T>>) -> (Vec<T>, Vec<String>) {
 /// Rounds to 0.1.
 pub fn round(value: f64) -> f64 {
     (value * 10.0).round() / 10.0
+}
+
+/// A batch's wall time in seconds, rounded to the millisecond.
+pub fn wall_seconds(wall: Duration) -> f64 {
+    round(wall.as_secs_f64() * 100.0) / 100.0
+}
+
+/// `count` done in `wall_secs` seconds, per second, rounded to 0.01.
+pub fn per_second(count: usize, wall_secs: f64) -> f64 {
+    round(count as f64 / wall_secs * 10.0) / 10.0
 }
 
 #[cfg(test)]

@@ -263,7 +263,7 @@ impl AgentExecutor for BenchExecutor {
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// `DefaultRequestHandler`, counting what the bench wants to know (open subscriptions above all).

@@ -1,11 +1,32 @@
 //! The figures of one `baton-bench delegation` run, printed as text or JSON.
 
 use std::collections::BTreeMap;
+use std::process::ExitCode;
 
 use serde::Serialize;
 
 use super::measure::{Latency, Steps, round};
 use super::peer::PeerStats;
+
+/// Prints a bench's `report`: as JSON on stdout with `--json`, else as `text` prints it. The
+/// bench fails when any of its `failures` happened.
+pub fn print_report<R: Serialize>(
+    report: &R,
+    json: bool,
+    text: fn(&R),
+    failures: usize,
+) -> anyhow::Result<ExitCode> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        text(report);
+    }
+    Ok(if failures == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
 
 /// Targets from issue 3 and DESIGN.md ("Performance by design").
 pub const TARGET_LATENCY_RATIO: f64 = 2.0;
@@ -172,7 +193,7 @@ impl Machine {
             .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
             .map_or(0.0, |kib| round(kib / 1024.0 / 1024.0));
         Machine {
-            cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            cpus: std::thread::available_parallelism().map_or(0, std::num::NonZero::get),
             cpu_model,
             memory_gib,
             kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")

@@ -12,6 +12,7 @@ use baton_config::{Settings, WorkerTuning};
 use baton_core::deployment_key::DeploymentKey;
 use baton_core::system_prompt::static_prefix;
 use baton_mcp::McpServers;
+use baton_metrics::MetricsEndpoint;
 use baton_model::ChatCompletions;
 use baton_workflows::{RemoteTaskWorkflow, TaskWorkflow, follow_task_queue};
 use futures::future::join_all;
@@ -24,7 +25,7 @@ use temporalio_sdk::worker_options_builder::State;
 use temporalio_sdk::{Runtime, Worker, WorkerOptions, WorkerOptionsBuilder};
 
 use crate::agent_span::AgentSpan;
-use crate::health::{Polling, Readiness};
+use crate::health::{HealthServer, Polling, Readiness};
 use crate::http_server::HttpServer;
 use crate::shutdown::ShutdownSignals;
 use crate::temporal::worker_identity;
@@ -35,7 +36,7 @@ const SDK_DEFAULT_SLOTS: usize = 100;
 /// A way to ask a running worker to stop.
 type Stop = Box<dyn Fn()>;
 
-pub struct AgentProcess {
+pub(crate) struct AgentProcess {
     /// `temporal.drain_grace`: how long running activities may take once a stop is asked for.
     drain_grace: Duration,
     worker: Worker,
@@ -112,10 +113,10 @@ impl AgentProcess {
 }
 
 /// Runs every agent's workers until a signal asks them to stop (gracefully, within each one's
-/// `temporal.drain_grace`) or
-/// one of them stops on its own, which stops the rest: a process never runs half its agents.
+/// `temporal.drain_grace`) or one of them stops on its own, which stops the rest: a process
+/// never runs half its agents.
 /// `polling` is set while they run, for `/readyz`.
-pub async fn run_until_stopped(
+pub(crate) async fn run_until_stopped(
     agents: &mut [AgentProcess],
     signals: ShutdownSignals,
     polling: &Polling,
@@ -158,6 +159,24 @@ pub async fn run_until_stopped(
         }
     };
     results.into_iter().collect()
+}
+
+/// Prints where an operator reaches a ready process, after its ready line: each Web UI of
+/// `ui_urls`, then the metrics endpoint and the probes when they are served.
+pub fn print_addresses<'a>(
+    ui_urls: impl IntoIterator<Item = &'a String>,
+    endpoint: Option<&MetricsEndpoint>,
+    probes: Option<&HealthServer>,
+) {
+    for ui in ui_urls {
+        println!("Web UI: {ui}");
+    }
+    if let Some(endpoint) = endpoint {
+        println!("metrics: {}", endpoint.url());
+    }
+    if let Some(probes) = probes {
+        println!("health: {}", probes.url());
+    }
 }
 
 /// The activities of an agent: its registry of agents (cards fetched and validated, or built

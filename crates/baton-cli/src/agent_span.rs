@@ -7,7 +7,7 @@ use temporalio_sdk::interceptors::{
 use tracing::Instrument;
 
 /// Runs each activity of a worker inside the span `agent{agent=<id>}`.
-pub struct AgentSpan {
+pub(crate) struct AgentSpan {
     pub agent_id: String,
 }
 

@@ -11,6 +11,8 @@ use baton_core::deployment_key::DeploymentKey;
 use baton_core::display::one_line_capped;
 use baton_mcp::McpServers;
 
+/// `baton agents check`: prints each agent's card check, the roster and the MCP tools. Exit
+/// code 1 when an agent is refused or the MCP servers would stop a worker.
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
     crate::logging::use_format(settings.log.format);

@@ -11,7 +11,7 @@ use anyhow::{Context, bail};
 use baton_config::{DEPLOYMENT_SECRET_VARIABLE, Settings, TemporalMode};
 use baton_core::deployment_key::DeploymentKey;
 
-pub fn resolve(settings: &Settings) -> anyhow::Result<Arc<DeploymentKey>> {
+pub(crate) fn resolve(settings: &Settings) -> anyhow::Result<Arc<DeploymentKey>> {
     if let Some(secret) = &settings.server.auth.deployment_secret {
         return Ok(Arc::new(DeploymentKey::from_secret(secret.expose())));
     }

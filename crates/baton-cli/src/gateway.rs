@@ -19,6 +19,7 @@ use crate::metrics;
 use crate::shutdown::ShutdownSignals;
 use crate::temporal::{join, joined_address};
 
+/// `baton gateway`: serves the agent's gateway until SIGINT or SIGTERM.
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
     crate::logging::use_format(settings.log.format);

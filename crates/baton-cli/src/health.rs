@@ -33,7 +33,7 @@ pub struct Readiness {
 pub struct Polling(Arc<AtomicBool>);
 
 impl Polling {
-    pub fn set(&self, polling: bool) {
+    pub(crate) fn set(&self, polling: bool) {
         self.0.store(polling, Ordering::SeqCst);
     }
 
@@ -75,7 +75,7 @@ impl Readiness {
                 client
                     .connection()
                     .workflow_service()
-                    .describe_namespace(temporalio_client::tonic::Request::new(request)),
+                    .describe_namespace(tonic::Request::new(request)),
             )
             .await;
             // The probe's answer may reach strangers (it shares the gateway's address): it says
@@ -123,7 +123,10 @@ pub struct HealthServer {
 }
 
 impl HealthServer {
-    pub async fn start(bind: SocketAddr, readiness: Readiness) -> anyhow::Result<HealthServer> {
+    pub(crate) async fn start(
+        bind: SocketAddr,
+        readiness: Readiness,
+    ) -> anyhow::Result<HealthServer> {
         let listener = tokio::net::TcpListener::bind(bind)
             .await
             .with_context(|| format!("health.bind: cannot listen on {bind}"))?;

@@ -1,3 +1,7 @@
+//! The HTTP server every Baton process runs its routes on (gateway, push receiver, health), bound
+//! within `[server]`'s connection limits, with a graceful stop that cuts requests still open after
+//! it.
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -60,6 +64,8 @@ pub async fn guarded_listener(server: &ServerSettings) -> anyhow::Result<ServedL
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
 impl HttpServer {
+    /// Stops taking connections and lets the requests under way finish for up to 5 s, then cuts
+    /// them.
     pub async fn stop(self) {
         self.stop.send(()).ok();
         let mut task = self.task;

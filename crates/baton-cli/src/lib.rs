@@ -1,5 +1,7 @@
 //! The `baton` command's library half: everything the binary wires together, kept testable.
 
+#![warn(missing_docs)]
+
 pub mod agent_process;
 pub mod agent_span;
 pub mod agents_check;

@@ -26,7 +26,11 @@ pub struct GuardedListener {
 }
 
 impl GuardedListener {
-    pub fn new(inner: TcpListener, max_connections: usize, header_timeout: Duration) -> Self {
+    pub(crate) fn new(
+        inner: TcpListener,
+        max_connections: usize,
+        header_timeout: Duration,
+    ) -> Self {
         GuardedListener {
             inner,
             open: Arc::new(Semaphore::new(max_connections)),

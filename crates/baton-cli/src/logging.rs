@@ -25,6 +25,8 @@ static FORMAT: OnceLock<reload::Handle<FormatLayer, Registry>> = OnceLock::new()
 /// the SDKs' internals.
 const EXPORTED_TARGETS: &str = "baton";
 
+/// Starts logging: text lines on stderr, filtered by `RUST_LOG` (INFO by default), and the layer
+/// that turns Baton's spans into OpenTelemetry spans. Call it once, first.
 pub fn init() {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let (format, handle) = reload::Layer::new(layer(LogFormat::Text));

@@ -1,3 +1,6 @@
+//! `baton`: the command line. Each subcommand is a function of the `baton-cli` library; this file
+//! only parses the arguments and turns the outcome into an exit code.
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -97,6 +100,7 @@ impl Command {
 /// Ends the process quietly when the reader of its output goes away, as Unix tools end, instead
 /// of panicking in `println!` on the closed pipe. A connection the server closes mid-write ends
 /// the command the same way.
+#[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
 fn end_quietly_on_a_closed_pipe() {
     // SAFETY: restoring the default disposition of SIGPIPE installs no handler and touches no
     // memory of this process.

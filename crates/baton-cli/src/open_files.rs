@@ -3,6 +3,7 @@
 //! would run out first. Like the Go runtime, Baton raises its soft limit to the hard limit.
 
 /// Raises the soft limit on open files to the hard limit, and returns the limit now in force.
+#[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
 pub fn raise_to_hard_limit() -> std::io::Result<u64> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
@@ -30,6 +31,7 @@ pub fn raise_to_hard_limit() -> std::io::Result<u64> {
 #[cfg(test)]
 mod tests {
     #[test]
+    #[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
     fn the_soft_limit_ends_at_the_hard_limit() {
         let limit = super::raise_to_hard_limit().unwrap();
         let mut now = libc::rlimit {

@@ -28,6 +28,7 @@ use temporalio_sdk::workflow_replayer::{WorkflowReplayer, WorkflowReplayerOption
 /// The most histories one `--config` run fetches.
 const FETCH_LIMIT: usize = 1000;
 
+/// The arguments of `baton replay`: a config to fetch histories with, or history files.
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["config", "histories"])))]
 pub struct ReplayArgs {
@@ -83,6 +84,8 @@ impl Source {
     }
 }
 
+/// `baton replay`: replays the histories `args` select, printing the outcome of each. Exit code
+/// 0 when every one replays, 1 when one does not, 2 when one cannot be read.
 pub async fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     let sources = match &args.config {
         Some(config) => fetch(config, args.query.as_deref(), args.save.as_deref()).await?,

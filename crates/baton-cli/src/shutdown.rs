@@ -1,3 +1,5 @@
+//! SIGINT and SIGTERM, caught from the start, so every long-running command stops gracefully.
+
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 /// Ctrl-C (SIGINT) and SIGTERM, caught from the moment this exists: install it before saying
@@ -8,6 +10,7 @@ pub struct ShutdownSignals {
 }
 
 impl ShutdownSignals {
+    /// Catches both signals from now on.
     pub fn install() -> std::io::Result<ShutdownSignals> {
         Ok(ShutdownSignals {
             terminate: signal(SignalKind::terminate())?,

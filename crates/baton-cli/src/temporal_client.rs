@@ -7,7 +7,7 @@ use temporalio_client::{Client, Connection};
 
 use crate::temporal::{EmbeddedServer, connect};
 
-pub struct TemporalSession {
+pub(crate) struct TemporalSession {
     pub client: Client,
     pub address: String,
     pub ui_url: Option<String>,

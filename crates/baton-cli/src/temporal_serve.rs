@@ -10,6 +10,8 @@ use baton_config::{Settings, TemporalMode};
 use crate::shutdown::ShutdownSignals;
 use crate::temporal::EmbeddedServer;
 
+/// `baton temporal serve`: runs the config's embedded Temporal dev server until SIGINT or
+/// SIGTERM. A config in remote mode is refused.
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
     crate::logging::use_format(settings.log.format);

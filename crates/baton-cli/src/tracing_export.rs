@@ -200,7 +200,7 @@ impl<E> Reporting<E> {
                 self.url
             ),
             Ok(()) if self.failing.swap(false, Ordering::Relaxed) => {
-                tracing::info!(endpoint = %self.url, "traces are exported to {} again", self.url)
+                tracing::info!(endpoint = %self.url, "traces are exported to {} again", self.url);
             }
             _ => {}
         }

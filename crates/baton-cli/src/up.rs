@@ -14,12 +14,16 @@ use anyhow::{Context, bail};
 use baton_config::{Settings, TemporalMode};
 use baton_core::deployment_key::DeploymentKey;
 
-use crate::agent_process::{AgentProcess, raise_open_file_limit, run_until_stopped};
+use crate::agent_process::{
+    AgentProcess, print_addresses, raise_open_file_limit, run_until_stopped,
+};
 use crate::health::{self, Polling, Readiness};
 use crate::metrics;
 use crate::shutdown::ShutdownSignals;
 use crate::temporal_client::TemporalSession;
 
+/// `baton up`: runs the agents of `configs` in this process until a signal stops them or one of
+/// them stops.
 pub async fn run(configs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let mut all = Vec::new();
     for config in configs {
@@ -250,17 +254,13 @@ async fn serve(
             settings.agent.id, settings.temporal.task_queue, session.address
         );
     }
-    for session in sessions.values() {
-        if let Some(ui) = &session.ui_url {
-            println!("Web UI: {ui}");
-        }
-    }
-    if let Some(endpoint) = &endpoint {
-        println!("metrics: {}", endpoint.url());
-    }
-    if let Some(probes) = &probes {
-        println!("health: {}", probes.url());
-    }
+    print_addresses(
+        sessions
+            .values()
+            .filter_map(|session| session.ui_url.as_ref()),
+        endpoint.as_ref(),
+        probes.as_ref(),
+    );
     println!("baton up: {} agents ready; Ctrl-C stops them", agents.len());
     tracing::info!(agents = agents.len(), "baton up ready");
     let ran = run_until_stopped(&mut agents, signals, &polling).await;

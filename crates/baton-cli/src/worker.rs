@@ -12,12 +12,16 @@ use anyhow::Context;
 use baton_config::Settings;
 use baton_core::deployment_key::DeploymentKey;
 
-use crate::agent_process::{AgentProcess, raise_open_file_limit, run_until_stopped};
+use crate::agent_process::{
+    AgentProcess, print_addresses, raise_open_file_limit, run_until_stopped,
+};
 use crate::health::{self, Polling, Readiness};
 use crate::metrics;
 use crate::shutdown::ShutdownSignals;
 use crate::temporal_client::TemporalSession;
 
+/// `baton worker`: runs the agent's workers, and its gateway when `server.base_url` is set,
+/// until a signal stops them or one of them stops.
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
     crate::logging::use_format(settings.log.format);
@@ -61,15 +65,7 @@ async fn serve(
         "worker ready: task queue {task_queue} on {}",
         session.address
     );
-    if let Some(ui) = &session.ui_url {
-        println!("Web UI: {ui}");
-    }
-    if let Some(endpoint) = &endpoint {
-        println!("metrics: {}", endpoint.url());
-    }
-    if let Some(probes) = &probes {
-        println!("health: {}", probes.url());
-    }
+    print_addresses(&session.ui_url, endpoint.as_ref(), probes.as_ref());
     tracing::info!(task_queue = %task_queue, address = %session.address, "worker ready");
     let mut agents = [agent];
     let ran = run_until_stopped(&mut agents, signals, &polling).await;

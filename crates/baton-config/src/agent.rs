@@ -1,3 +1,5 @@
+//! `[agent]`: who this agent is (its id).
+
 use crate::error::Errors;
 use crate::ids::{AGENT_ID_PATTERN, is_agent_id};
 use crate::walk::Field;

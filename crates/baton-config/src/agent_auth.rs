@@ -23,13 +23,18 @@ pub enum AgentAuth {
 /// A secret and the variable it was read from, to name in messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnvSecret {
+    /// The environment variable's name.
     pub variable: String,
+    /// Its value.
     pub secret: Secret,
 }
 
+/// OAuth2 client credentials (`client_id`, `client_secret_env`, `token_url`, `scopes`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientCredentials {
+    /// The client id.
     pub client_id: String,
+    /// The client secret, from the variable `client_secret_env` names.
     pub client_secret: EnvSecret,
     /// The token endpoint. Without it, the card's `tokenUrl` is used only when it is on the
     /// agent's own origin: a card must not be able to send the client secret elsewhere.

@@ -14,10 +14,10 @@ use url::Url;
 
 use crate::{AuthMode, AuthSettings, Settings};
 
-pub const DEFAULT_NAME: &str = "Baton";
-pub const DEFAULT_DESCRIPTION: &str =
+const DEFAULT_NAME: &str = "Baton";
+const DEFAULT_DESCRIPTION: &str =
     "A durable agent harness on Temporal: it works on tasks and delegates to other A2A agents.";
-pub const DEFAULT_VERSION: &str = env!("CARGO_PKG_VERSION");
+const DEFAULT_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Where other agents reach this one: `server.base_url`, else `http://<server.bind>`.
 pub fn public_url(settings: &Settings) -> Url {

@@ -1,3 +1,6 @@
+//! `agents = [...]`: the remote A2A agents this agent may delegate to, with how each is watched
+//! and bounded.
+
 use std::fmt;
 use std::time::Duration;
 
@@ -5,17 +8,22 @@ use url::Url;
 
 use crate::agent_auth::{self, AgentAuth};
 use crate::error::Errors;
-use crate::ids::{REMOTE_AGENT_ID_PATTERN, is_remote_agent_id};
+use crate::ids::required_remote_agent_id;
 use crate::urls::base_url;
 use crate::walk::{Field, Section, UniqueIds};
 
 /// One entry of `agents = [...]`: a remote A2A agent this agent may delegate to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteAgentSpec {
+    /// The agent's id in workflow ids, roster lines and `spawn_subtask` calls; never `self`.
     pub id: String,
+    /// Where the agent is; its card is fetched from here.
     pub url: Url,
+    /// The card `version` the agent must have, exactly; none takes any version.
     pub version: Option<String>,
+    /// How a sub-task on the agent is watched.
     pub updates: Updates,
+    /// The pause before following a task again after its stream ended or failed; default 5 s.
     pub follow_interval: Duration,
     /// How often a push-watched sub-task is fetched anyway, so a lost push costs at most this.
     pub push_safety_fetch: Duration,
@@ -160,21 +168,11 @@ fn read_one(
 }
 
 fn read_id<'a>(field: &Field<'a>, errors: &mut Errors) -> Option<&'a str> {
-    let id = field.required_text("a string like \"ledger\"", errors)?;
+    let id = required_remote_agent_id(field, "a string like \"ledger\"", errors)?;
     if id == "self" {
         field.fail(
             errors,
             "the id self is reserved for this agent itself (R7.1)",
-        );
-        return None;
-    }
-    if !is_remote_agent_id(id) {
-        field.fail(
-            errors,
-            format!(
-                "must match {REMOTE_AGENT_ID_PATTERN}: letters, digits, '.', '_' and '-', \
-                 starting with a letter or digit, at most 63 characters (got {id:?})"
-            ),
         );
         return None;
     }

@@ -29,16 +29,20 @@ const MIN_TOKEN_CHARS: usize = 16;
 /// A static credential: whoever presents the secret is `participant`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenGrant {
+    /// The participant id the token proves.
     pub participant: String,
     /// The environment variable the secret was read from, to name it in messages.
     pub variable: String,
+    /// The token.
     pub secret: Secret,
 }
 
 /// OpenID Connect: JWTs signed by `issuer`'s keys, for `audience`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OidcSettings {
+    /// The issuer URL, which a token's `iss` must match.
     pub issuer: Url,
+    /// The `aud` tokens must be issued for.
     pub audience: String,
     /// The claim whose value is the participant id; default `sub`.
     pub participant_claim: String,
@@ -46,13 +50,16 @@ pub struct OidcSettings {
     pub jwks_url: Option<Url>,
 }
 
+/// `[server.auth]`: who is calling the gateway.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthSettings {
+    /// What a caller without a credential gets; default asserted.
     pub mode: AuthMode,
     /// `[[server.auth.tokens]]`: each accepted as `Authorization: Bearer` or in the API key header.
     pub tokens: Vec<TokenGrant>,
     /// The header an API key is sent in; default `X-API-Key`.
     pub api_key_header: String,
+    /// `[server.auth.oidc]`: the OpenID Connect issuer whose JWTs are accepted, if any.
     pub oidc: Option<OidcSettings>,
     /// `BATON_DEPLOYMENT_SECRET`: what Baton's calls to itself prove themselves with, and the key
     /// of the push tokens kept in history. Unset, each process makes its own.

@@ -1,24 +1,35 @@
+//! `[card]`: what this agent's A2A agent card says about it.
+
 use crate::error::Errors;
 use crate::walk::{Field, Section, UniqueIds};
 
 /// `[card]`: what this agent's A2A agent card says about it. Left-out values get
 /// defaults where the card is built.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct CardSettings {
-    pub name: Option<String>,
-    pub description: Option<String>,
-    pub version: Option<String>,
-    pub skills: Vec<CardSkill>,
+pub(crate) struct CardSettings {
+    /// The card's name; none gives "Baton".
+    pub(crate) name: Option<String>,
+    /// The card's description; none gives Baton's own.
+    pub(crate) description: Option<String>,
+    /// The card's version; none gives Baton's version.
+    pub(crate) version: Option<String>,
+    /// The skills the card lists, in order.
+    pub(crate) skills: Vec<CardSkill>,
 }
 
 /// One `[[card.skills]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CardSkill {
-    pub id: String,
-    pub name: String,
-    pub description: String,
-    pub tags: Vec<String>,
-    pub examples: Vec<String>,
+pub(crate) struct CardSkill {
+    /// Unique among the skills.
+    pub(crate) id: String,
+    /// The skill's name.
+    pub(crate) name: String,
+    /// What the skill does; empty by default.
+    pub(crate) description: String,
+    /// Keywords for the skill.
+    pub(crate) tags: Vec<String>,
+    /// Example requests the skill handles.
+    pub(crate) examples: Vec<String>,
 }
 
 const KEYS: [&str; 4] = ["name", "description", "version", "skills"];

@@ -1,3 +1,5 @@
+//! Durations as the settings file writes them (`"5s"`, `"1m30s"`).
+
 use std::time::Duration;
 
 /// Units from largest to smallest, with their length in milliseconds.

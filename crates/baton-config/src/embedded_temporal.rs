@@ -1,3 +1,5 @@
+//! `[temporal.embedded]`: the Temporal dev server Baton starts itself, and its storage.
+
 use std::path::{Path, PathBuf};
 
 use crate::error::Errors;

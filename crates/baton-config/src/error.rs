@@ -1,3 +1,5 @@
+//! The errors of a settings file: every wrong setting at once, each named by its full path.
+
 use std::fmt;
 
 /// Everything wrong with one settings file: every error found, not just the first.
@@ -5,6 +7,7 @@ use std::fmt;
 pub struct ConfigError {
     /// The file path, or `baton.toml` when the text did not come from a file.
     pub source_name: String,
+    /// Every wrong setting, in the order the file was read.
     pub errors: Vec<SettingError>,
 }
 
@@ -12,7 +15,9 @@ pub struct ConfigError {
 /// as a whole (unreadable, or not valid TOML).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettingError {
+    /// The setting's full path; empty for the file as a whole.
     pub setting: String,
+    /// What is wrong and what is allowed.
     pub message: String,
 }
 

@@ -1,7 +1,9 @@
+//! `[health]`: the probes' endpoint.
+
 use std::net::SocketAddr;
 
 use crate::error::Errors;
-use crate::server::read_bind;
+use crate::server::read_bind_section;
 use crate::walk::Field;
 
 /// `[health]`: where the process answers `/livez` and `/readyz` for probes (the gateway answers
@@ -12,13 +14,9 @@ pub struct HealthSettings {
     pub bind: Option<SocketAddr>,
 }
 
-const KEYS: [&str; 1] = ["bind"];
-
 pub(crate) fn read(field: Field<'_>, errors: &mut Errors) -> HealthSettings {
-    let section = field.section("a table like [health]", errors);
-    section.refuse_unknown(&KEYS, errors);
     HealthSettings {
-        bind: read_bind(&section.field("bind"), "8081", errors),
+        bind: read_bind_section(field, "a table like [health]", "8081", errors),
     }
 }
 

@@ -1,5 +1,8 @@
 //! The id patterns, checked by hand (no regex engine for two character classes).
 
+use crate::error::Errors;
+use crate::walk::Field;
+
 /// This agent's own id: it names the state directory and the default task queue.
 pub(crate) const AGENT_ID_PATTERN: &str = "^[a-z0-9][a-z0-9-]{0,62}$";
 
@@ -20,6 +23,27 @@ pub(crate) fn is_remote_agent_id(text: &str) -> bool {
         |b| b.is_ascii_alphanumeric(),
         |b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'),
     )
+}
+
+/// A required id that must match [`REMOTE_AGENT_ID_PATTERN`]: a remote agent's (`agents[].id`)
+/// or an MCP server's (`mcp[].id`). `expected` describes it, e.g. `a string like "ledger"`.
+pub(crate) fn required_remote_agent_id<'a>(
+    field: &Field<'a>,
+    expected: &str,
+    errors: &mut Errors,
+) -> Option<&'a str> {
+    let id = field.required_text(expected, errors)?;
+    if !is_remote_agent_id(id) {
+        field.fail(
+            errors,
+            format!(
+                "must match {REMOTE_AGENT_ID_PATTERN}: letters, digits, '.', '_' and '-', \
+                 starting with a letter or digit, at most 63 characters (got {id:?})"
+            ),
+        );
+        return None;
+    }
+    Some(id)
 }
 
 /// `^[first][rest]{0,62}$`

@@ -1,6 +1,8 @@
 //! `baton.toml`: the typed settings file, with its defaults and checks. Every error names
 //! the setting by its full path and says what is allowed.
 
+#![warn(missing_docs)]
+
 mod agent;
 mod agent_auth;
 pub mod agent_card;
@@ -39,7 +41,6 @@ pub use auth::{
     ANONYMOUS_PARTICIPANT, AuthMode, AuthSettings, DEPLOYMENT_SECRET_VARIABLE, OidcSettings,
     TokenGrant,
 };
-pub use card::{CardSettings, CardSkill};
 pub use duration::parse_duration;
 pub use embedded_temporal::{EmbeddedTemporal, SqliteSync};
 pub use error::{ConfigError, SettingError};

@@ -1,17 +1,22 @@
+//! `[log]`: how log lines are written.
+
 use crate::error::Errors;
 use crate::walk::Field;
 
 /// `[log]`: how the process writes its log lines (to stderr; `RUST_LOG` picks the levels).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LogSettings {
+    /// How each line is written; default text.
     pub format: LogFormat,
 }
 
 /// One line per event: readable text, or one JSON object for a log pipeline.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum LogFormat {
+    /// One readable line per event.
     #[default]
     Text,
+    /// One JSON object per line: `timestamp`, `level`, `fields`, `target` and the spans.
     Json,
 }
 

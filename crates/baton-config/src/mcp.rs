@@ -9,7 +9,7 @@ use url::Url;
 
 use crate::agent_auth::{EnvSecret, read_secret};
 use crate::error::Errors;
-use crate::ids::{REMOTE_AGENT_ID_PATTERN, is_remote_agent_id};
+use crate::ids::required_remote_agent_id;
 use crate::urls::base_url;
 use crate::walk::{Field, Section, UniqueIds};
 
@@ -18,6 +18,7 @@ use crate::walk::{Field, Section, UniqueIds};
 pub struct McpServerSpec {
     /// Names the server in logs, errors and the Web UI's activity summaries.
     pub id: String,
+    /// How the worker reaches the server.
     pub transport: McpTransport,
     /// When given, only these of the server's tools are offered, in the server's order.
     pub tools: Option<Vec<String>>,
@@ -25,19 +26,30 @@ pub struct McpServerSpec {
     pub call_timeout: Duration,
 }
 
+/// How the worker reaches an MCP server: `command` (stdio) or `url` (streamable HTTP).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpTransport {
     /// A program started by the worker, speaking MCP on its stdin and stdout. It runs in the
     /// settings file's directory, with the worker's environment less `withheld_env`: the
     /// variables that hold Baton's own secrets.
     Stdio {
+        /// The program: a bare name, looked up on `PATH` when it starts, or a path (a relative
+        /// one already joined to the settings file's directory).
         command: PathBuf,
+        /// The program's arguments.
         args: Vec<String>,
+        /// Where the program runs: the settings file's directory.
         directory: PathBuf,
+        /// The environment variables the program does not inherit.
         withheld_env: Vec<String>,
     },
     /// A streamable HTTP endpoint, with an optional bearer token from the environment.
-    Http { url: Url, bearer: Option<EnvSecret> },
+    Http {
+        /// The endpoint.
+        url: Url,
+        /// Sent as `Authorization: Bearer`, from the variable `bearer_env` names.
+        bearer: Option<EnvSecret>,
+    },
 }
 
 impl McpTransport {
@@ -106,7 +118,7 @@ fn read_one(
         errors,
     );
     let id_field = section.field("id");
-    let id = read_id(&id_field, errors);
+    let id = required_remote_agent_id(&id_field, "a string like \"orders\"", errors);
     if let Some(id) = id {
         ids.check(id, section.path(), &id_field, errors);
     }
@@ -130,21 +142,6 @@ fn read_one(
         tools,
         call_timeout: call_timeout.unwrap_or(DEFAULT_MCP_CALL_TIMEOUT),
     })
-}
-
-fn read_id<'a>(field: &Field<'a>, errors: &mut Errors) -> Option<&'a str> {
-    let id = field.required_text("a string like \"orders\"", errors)?;
-    if !is_remote_agent_id(id) {
-        field.fail(
-            errors,
-            format!(
-                "must match {REMOTE_AGENT_ID_PATTERN}: letters, digits, '.', '_' and '-', \
-                 starting with a letter or digit, at most 63 characters (got {id:?})"
-            ),
-        );
-        return None;
-    }
-    Some(id)
 }
 
 fn read_transport(

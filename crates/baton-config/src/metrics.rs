@@ -1,7 +1,9 @@
+//! `[metrics]`: the Prometheus endpoint.
+
 use std::net::SocketAddr;
 
 use crate::error::Errors;
-use crate::server::read_bind;
+use crate::server::read_bind_section;
 use crate::walk::Field;
 
 /// `[metrics]`: the Prometheus endpoint.
@@ -11,13 +13,9 @@ pub struct MetricsSettings {
     pub bind: Option<SocketAddr>,
 }
 
-const KEYS: [&str; 1] = ["bind"];
-
 pub(crate) fn read(field: Field<'_>, errors: &mut Errors) -> MetricsSettings {
-    let section = field.section("a table like [metrics]", errors);
-    section.refuse_unknown(&KEYS, errors);
     MetricsSettings {
-        bind: read_bind(&section.field("bind"), "9464", errors),
+        bind: read_bind_section(field, "a table like [metrics]", "9464", errors),
     }
 }
 

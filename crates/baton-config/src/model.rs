@@ -1,3 +1,5 @@
+//! `[model]`: the OpenAI-compatible model endpoint and the budgets of a turn.
+
 use std::time::Duration;
 
 use url::Url;
@@ -10,10 +12,14 @@ use crate::walk::Field;
 /// `[model]`: the OpenAI-compatible model endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelSettings {
+    /// The endpoint `/chat/completions` is appended to; `BATON_MODEL_BASE_URL` overrides it.
     pub base_url: Url,
+    /// The model a task uses unless its input names one; `BATON_MODEL` overrides it.
     pub model: String,
     /// From `BATON_MODEL_API_KEY`, else `OPENAI_API_KEY`; never from the file.
     pub api_key: Option<Secret>,
+    /// The longest one call to the provider may take, from connecting to the last byte;
+    /// default 60 s.
     pub timeout: Duration,
     /// How long a model turn keeps retrying errors worth retrying (429, 5xx, timeouts, broken
     /// connections) before the task fails; default 5 minutes.

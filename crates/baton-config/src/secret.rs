@@ -1,3 +1,5 @@
+//! Credentials taken from the environment, which never print.
+
 use std::fmt;
 
 /// A credential. It comes from the environment, never from the settings file, and
@@ -6,10 +8,12 @@ use std::fmt;
 pub struct Secret(String);
 
 impl Secret {
+    /// Wraps `value`.
     pub fn new(value: impl Into<String>) -> Secret {
         Secret(value.into())
     }
 
+    /// The value itself: for sending, never for printing.
     pub fn expose(&self) -> &str {
         &self.0
     }

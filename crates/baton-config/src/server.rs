@@ -1,3 +1,5 @@
+//! `[server]`: the A2A gateway's address, limits and callers.
+
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
@@ -126,34 +128,23 @@ fn read_max_connections(field: &Field<'_>, errors: &mut Errors) -> Option<usize>
     read_count(field, "connections like 1024", (1, 65_536), errors)
 }
 
-/// A whole number between `min` and `max`; `what` names the unit with an example.
+/// A whole number within `bounds`; `what` names the unit with an example.
 fn read_count(
     field: &Field<'_>,
     what: &str,
-    (min, max): (i64, i64),
+    bounds: (i64, i64),
     errors: &mut Errors,
 ) -> Option<usize> {
-    let value = field.integer(&format!("an integer number of {what}"), errors)?;
-    if !(min..=max).contains(&value) {
-        field.fail(
-            errors,
-            format!("must be between {min} and {max} (got {value})"),
-        );
-        return None;
-    }
-    Some(value as usize)
+    field.count_between(&format!("an integer number of {what}"), bounds, "", errors)
 }
 
 fn read_max_request_bytes(field: &Field<'_>, errors: &mut Errors) -> Option<usize> {
-    let value = field.integer("an integer number of bytes like 1048576", errors)?;
-    if !(1024..=64 * 1024 * 1024).contains(&value) {
-        field.fail(
-            errors,
-            format!("must be between 1024 and 67108864 bytes (got {value})"),
-        );
-        return None;
-    }
-    Some(value as usize)
+    field.count_between(
+        "an integer number of bytes like 1048576",
+        (1024, 64 * 1024 * 1024),
+        " bytes",
+        errors,
+    )
 }
 
 fn read_rate_limit(field: &Field<'_>, errors: &mut Errors) -> Option<u32> {
@@ -185,6 +176,19 @@ pub(crate) fn read_bind(field: &Field<'_>, port: &str, errors: &mut Errors) -> O
         );
     }
     bind
+}
+
+/// A section whose one setting is `bind` (`[metrics]`, `[health]`): its address, if set.
+/// `expected` describes the section; `port` is the port the messages give as an example.
+pub(crate) fn read_bind_section(
+    field: Field<'_>,
+    expected: &str,
+    port: &str,
+    errors: &mut Errors,
+) -> Option<SocketAddr> {
+    let section = field.section(expected, errors);
+    section.refuse_unknown(&["bind"], errors);
+    read_bind(&section.field("bind"), port, errors)
 }
 
 fn read_delegators(field: &Field<'_>, errors: &mut Errors) -> Vec<String> {

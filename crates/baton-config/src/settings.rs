@@ -1,3 +1,5 @@
+//! The whole settings file: parsing, defaults, the checks across sections, and loading from disk.
+
 use std::path::{Path, PathBuf};
 
 use toml::Table;
@@ -19,16 +21,27 @@ use crate::walk::Section;
 /// Everything in `baton.toml`, with defaults filled in and checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
+    /// `[agent]`: this agent's id.
     pub agent: AgentSettings,
+    /// `agents`: the remote agents this agent may delegate to; none by default.
     pub agents: Vec<RemoteAgentSpec>,
+    /// `[[mcp]]`: the servers whose tools the model is offered; none by default.
     pub mcp: Vec<McpServerSpec>,
+    /// `[server]`: the A2A gateway.
     pub server: ServerSettings,
-    pub card: CardSettings,
+    /// `[card]`: what the agent card says.
+    pub(crate) card: CardSettings,
+    /// `[temporal]`: the cluster, or the embedded dev server, that runs the tasks.
     pub temporal: TemporalSettings,
+    /// `[model]`: the model endpoint.
     pub model: ModelSettings,
+    /// `[metrics]`: the Prometheus endpoint, if any.
     pub metrics: MetricsSettings,
+    /// `[health]`: the probe listener besides the gateway's, if any.
     pub health: HealthSettings,
+    /// `[log]`: how log lines are written.
     pub log: LogSettings,
+    /// `[trace]`: where spans are exported, if anywhere.
     pub trace: TraceSettings,
     /// The file these settings were loaded from, if any.
     pub source: Option<PathBuf>,
@@ -207,11 +220,12 @@ mod tests {
     use url::Url;
 
     use super::*;
+    use crate::card::CardSkill;
     use crate::secret::Secret;
     use crate::test_support::*;
     use crate::{
-        CardSkill, ClientCertificate, EmbeddedTemporal, SqliteSync, TemporalMode, TemporalTls,
-        Updates, WorkerTuning,
+        ClientCertificate, EmbeddedTemporal, SqliteSync, TemporalMode, TemporalTls, Updates,
+        WorkerTuning,
     };
 
     fn default_auth() -> crate::AuthSettings {
@@ -388,9 +402,9 @@ bind = "0.0.0.0:9464"
                         version: Some("1.4.0".into()),
                         updates: Updates::Follow,
                         follow_interval: Duration::from_secs(10),
-                        push_safety_fetch: crate::agents::DEFAULT_PUSH_SAFETY_FETCH,
-                        create_timeout: crate::agents::DEFAULT_CREATE_TIMEOUT,
-                        deadline: crate::agents::DEFAULT_DEADLINE,
+                        push_safety_fetch: agents::DEFAULT_PUSH_SAFETY_FETCH,
+                        create_timeout: agents::DEFAULT_CREATE_TIMEOUT,
+                        deadline: agents::DEFAULT_DEADLINE,
                         allow_other_origin: false,
                         auth: None,
                     },
@@ -400,9 +414,9 @@ bind = "0.0.0.0:9464"
                         version: None,
                         updates: Updates::Auto,
                         follow_interval: Duration::from_secs(5),
-                        push_safety_fetch: crate::agents::DEFAULT_PUSH_SAFETY_FETCH,
-                        create_timeout: crate::agents::DEFAULT_CREATE_TIMEOUT,
-                        deadline: crate::agents::DEFAULT_DEADLINE,
+                        push_safety_fetch: agents::DEFAULT_PUSH_SAFETY_FETCH,
+                        create_timeout: agents::DEFAULT_CREATE_TIMEOUT,
+                        deadline: agents::DEFAULT_DEADLINE,
                         allow_other_origin: false,
                         auth: None,
                     },

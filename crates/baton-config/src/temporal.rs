@@ -1,3 +1,5 @@
+//! `[temporal]`: the Temporal cluster (or embedded dev server) that runs every task.
+
 use std::fmt;
 use std::net::Ipv6Addr;
 use std::path::Path;
@@ -12,9 +14,11 @@ use crate::worker_tuning::{self, WorkerTuning};
 /// `[temporal]`: the Temporal cluster that runs every task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TemporalSettings {
+    /// Embedded (the default) or remote.
     pub mode: TemporalMode,
     /// `host:port` of the frontend; set whenever `mode` is remote.
     pub address: Option<String>,
+    /// The Temporal namespace; default `default`.
     pub namespace: String,
     /// Defaults to the agent id.
     pub task_queue: String,
@@ -40,15 +44,19 @@ pub struct TemporalSettings {
     /// task-queue describe`). Defaults to `<agent id>:<pid>@<host name>`, which tells the pods
     /// of a Deployment apart.
     pub identity: Option<String>,
+    /// The task queue worker's slots, pollers and drain grace.
     pub worker: WorkerTuning,
+    /// `[temporal.embedded]`: the dev server started in embedded mode.
     pub embedded: EmbeddedTemporal,
 }
 
 /// Whether Baton starts its own Temporal dev server or connects to a cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TemporalMode {
+    /// Baton runs a Temporal dev server of its own (`[temporal.embedded]`).
     #[default]
     Embedded,
+    /// Baton connects to the cluster at `temporal.address`.
     Remote,
 }
 
@@ -165,29 +173,13 @@ pub(crate) fn read(
 }
 
 fn read_follow_slots(field: &Field<'_>, errors: &mut Errors) -> Option<usize> {
-    let value = field.integer("an integer like 1000", errors)?;
-    if !(1..=MAX_FOLLOW_SLOTS).contains(&value) {
-        field.fail(
-            errors,
-            format!("must be between 1 and {MAX_FOLLOW_SLOTS} (got {value})"),
-        );
-        return None;
-    }
-    Some(value as usize)
+    field.count_between("an integer like 1000", (1, MAX_FOLLOW_SLOTS), "", errors)
 }
 
 /// At least 1: the Temporal SDK cannot run a local activity (the parent's metrics) in a worker
 /// that caches no workflow.
 fn read_workflow_cache(field: &Field<'_>, errors: &mut Errors) -> Option<usize> {
-    let value = field.integer("an integer like 50", errors)?;
-    if !(1..=MAX_WORKFLOW_CACHE).contains(&value) {
-        field.fail(
-            errors,
-            format!("must be between 1 and {MAX_WORKFLOW_CACHE} (got {value})"),
-        );
-        return None;
-    }
-    Some(value as usize)
+    field.count_between("an integer like 50", (1, MAX_WORKFLOW_CACHE), "", errors)
 }
 
 /// Checked in either mode: a malformed address is a mistake even where it is not used.

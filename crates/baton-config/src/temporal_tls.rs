@@ -1,3 +1,5 @@
+//! The TLS keys of `[temporal]`.
+
 use std::path::{Path, PathBuf};
 
 use crate::error::Errors;
@@ -18,9 +20,12 @@ pub struct TemporalTls {
     pub server_name: Option<String>,
 }
 
+/// `tls_cert` and `tls_key`: the certificate this client presents for mTLS.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientCertificate {
+    /// The client's PEM certificate.
     pub cert: PathBuf,
+    /// The PEM private key of `cert`.
     pub key: PathBuf,
 }
 

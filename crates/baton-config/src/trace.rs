@@ -1,3 +1,5 @@
+//! `[trace]`: the OpenTelemetry export of spans.
+
 use url::Url;
 
 use crate::error::Errors;

@@ -1,3 +1,5 @@
+//! The checks every URL in the settings goes through.
+
 use url::{Host, Url};
 
 use crate::error::Errors;

@@ -244,6 +244,27 @@ impl<'a> Field<'a> {
         }
     }
 
+    /// A whole number from `least` to `most` (at least 0), as a count; `expected` describes it
+    /// with an example. Out of range, the error names the bounds followed by `unit` (`" bytes"`,
+    /// or `""` for a plain number).
+    pub(crate) fn count_between(
+        &self,
+        expected: &str,
+        (least, most): (i64, i64),
+        unit: &str,
+        errors: &mut Errors,
+    ) -> Option<usize> {
+        let value = self.integer(expected, errors)?;
+        if !(least..=most).contains(&value) {
+            self.fail(
+                errors,
+                format!("must be between {least} and {most}{unit} (got {value})"),
+            );
+            return None;
+        }
+        Some(value as usize)
+    }
+
     /// One of a fixed set of words, e.g. `updates = "follow"`.
     pub(crate) fn choice<T: Copy>(&self, choices: &[(&str, T)], errors: &mut Errors) -> Option<T> {
         let words: Vec<String> = choices

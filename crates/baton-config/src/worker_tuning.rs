@@ -1,3 +1,6 @@
+//! The worker keys of `[temporal]` (`workflow_slots`, `activity_pollers`, `drain_grace`, …): how a
+//! worker polls, how much it runs at once and how long it drains.
+
 use std::time::Duration;
 
 use crate::error::Errors;
@@ -51,15 +54,8 @@ pub(crate) fn read(section: &Section<'_>, errors: &mut Errors) -> WorkerTuning {
 }
 
 fn read_bounded(field: &Field<'_>, least: i64, most: i64, errors: &mut Errors) -> Option<usize> {
-    let value = field.integer(&format!("an integer like {}", least.max(10)), errors)?;
-    if !(least..=most).contains(&value) {
-        field.fail(
-            errors,
-            format!("must be between {least} and {most} (got {value})"),
-        );
-        return None;
-    }
-    Some(value as usize)
+    let expected = format!("an integer like {}", least.max(10));
+    field.count_between(&expected, (least, most), "", errors)
 }
 
 #[cfg(test)]

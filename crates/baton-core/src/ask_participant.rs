@@ -7,7 +7,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::spawn_subtask::{INVALID_ARGUMENTS, ToolError};
+use crate::spawn_subtask::ToolError;
 use crate::turn_bounds::cut;
 
 /// The tool's name.
@@ -29,13 +29,15 @@ struct AskArgs {
 
 /// The question the model's arguments ask: one that is not blank, cut to
 /// [`MAX_QUESTION_CHARS`]. Bad JSON, an unknown field or a blank question gives
-/// [`INVALID_ARGUMENTS`].
+/// [`INVALID_ARGUMENTS`](crate::spawn_subtask::INVALID_ARGUMENTS).
 pub fn validate_ask(arguments: &str) -> Result<String, ToolError> {
-    let args: AskArgs =
-        serde_json::from_str(arguments).map_err(|error| invalid_arguments(error.to_string()))?;
+    let args: AskArgs = serde_json::from_str(arguments)
+        .map_err(|error| ToolError::invalid_arguments(error.to_string()))?;
     let question = args.question.trim();
     if question.is_empty() {
-        return Err(invalid_arguments("question must not be blank".into()));
+        return Err(ToolError::invalid_arguments(
+            "question must not be blank".into(),
+        ));
     }
     Ok(cut(question, MAX_QUESTION_CHARS))
 }
@@ -60,18 +62,10 @@ pub fn ask_participant_schema() -> Value {
     })
 }
 
-fn invalid_arguments(message: String) -> ToolError {
-    ToolError {
-        code: INVALID_ARGUMENTS.into(),
-        message,
-        rejected: None,
-        available: Vec::new(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spawn_subtask::INVALID_ARGUMENTS;
 
     const COMMITTED_SCHEMA: &str = include_str!("../../../docs/schemas/ask_participant.json");
 

@@ -87,7 +87,7 @@ mod tests {
     use serde_json::{Value, json};
 
     fn criteria(items: &[&str]) -> Vec<String> {
-        items.iter().map(|item| item.to_string()).collect()
+        items.iter().map(ToString::to_string).collect()
     }
 
     fn request(agent: &str) -> SpawnRequest {

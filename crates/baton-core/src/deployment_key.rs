@@ -13,6 +13,8 @@ use crate::push_token::{digests_match, hex};
 
 const SEALED_PREFIX: &str = "sealed:";
 
+/// The keys one deployment secret gives: the self-call token, the sealing key and the key of
+/// anonymous callers' task ids.
 pub struct DeploymentKey {
     self_call_token: String,
     seal: LessSafeKey,
@@ -34,6 +36,7 @@ impl std::fmt::Display for Unsealable {
 }
 
 impl DeploymentKey {
+    /// Derives every key from the deployment secret.
     pub fn from_secret(secret: &str) -> DeploymentKey {
         let root = hmac::Key::new(hmac::HMAC_SHA256, secret.as_bytes());
         let derive = |label: &str| hmac::sign(&root, label.as_bytes());

@@ -2,6 +2,7 @@
 //! logging, no clocks and no randomness. Every function returns data; the
 //! caller decides what to log and what to do.
 
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod a2a_state;

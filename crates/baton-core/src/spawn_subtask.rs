@@ -75,7 +75,8 @@ pub struct ToolError {
 }
 
 impl ToolError {
-    fn invalid_arguments(message: String) -> Self {
+    /// [`INVALID_ARGUMENTS`] with `message`: the arguments of one of Baton's own tools were bad.
+    pub(crate) fn invalid_arguments(message: String) -> Self {
         Self {
             code: INVALID_ARGUMENTS.to_string(),
             message,
@@ -197,7 +198,7 @@ mod tests {
     const COMMITTED_SCHEMA: &str = include_str!("../../../docs/schemas/spawn_subtask.json");
 
     fn registered(ids: &[&str]) -> BTreeSet<String> {
-        ids.iter().map(|id| id.to_string()).collect()
+        ids.iter().map(ToString::to_string).collect()
     }
 
     fn with_self() -> BTreeSet<String> {

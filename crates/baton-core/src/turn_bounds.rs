@@ -28,7 +28,9 @@ const ELLIPSIS: char = '…';
 /// The calls of one answer within the bounds, and how many were dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoundedCalls {
+    /// The calls kept, in order; one over a bound has its refusal in `refused`.
     pub calls: Vec<ToolCallRecord>,
+    /// Calls past [`MAX_TOOL_CALLS_KEPT`], left out.
     pub dropped: usize,
 }
 

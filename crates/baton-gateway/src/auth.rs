@@ -53,6 +53,8 @@ enum Credential<'a> {
 }
 
 impl Authenticator {
+    /// Checks callers by `server.auth`. `agent_id` is this agent's own id, `deployment` proves
+    /// the deployment's own token, and `http` fetches the OIDC issuer's keys.
     pub fn new(
         settings: &AuthSettings,
         agent_id: &str,

@@ -33,6 +33,7 @@ use temporalio_client::{
     WorkflowUpdateWithStartOptions,
 };
 use temporalio_common::search_attributes::SearchAttributes;
+use temporalio_common::{QueryDefinition, UpdateDefinition};
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::a2a_task::{events_of, task_of};
@@ -46,9 +47,13 @@ use crate::task_changes::TaskChanges;
 
 /// What the gateway serves, from the agent's settings.
 pub struct GatewayConfig {
+    /// `agent.id`: this agent's own id, which labels its tasks and no sender may assert.
     pub agent_id: String,
+    /// `temporal.task_queue`: where new tasks run, and the tasks ListTasks reads.
     pub task_queue: String,
+    /// `server.delegators`: participants trusted to brief a new task fully.
     pub delegators: Vec<String>,
+    /// The agent card served at `/.well-known/agent-card.json`.
     pub card: AgentCard,
     /// The longest any one call to Temporal may take (`server.temporal_timeout`): past it the
     /// caller gets a retryable error, never a hang.
@@ -105,6 +110,7 @@ impl EndAt {
 }
 
 impl TemporalHandler {
+    /// Serves `config`'s agent, reaching its tasks through `client`.
     pub fn new(client: Client, config: GatewayConfig) -> Self {
         TemporalHandler {
             changes: TaskChanges::new(client.clone()),
@@ -208,18 +214,14 @@ impl TemporalHandler {
                     view.state
                 )));
             }
-            let handle = self
-                .client
-                .get_workflow_handle::<TaskWorkflow>(task_id.as_str());
-            let update = handle.execute_update(
-                task_workflow::INBOX,
-                inbox,
-                WorkflowExecuteUpdateOptions::default(),
-            );
             let receipt = self
-                .bounded("delivering the message", update)
-                .await?
-                .map_err(|e| update_error(&task_id, e))?;
+                .update_task(
+                    &task_id,
+                    task_workflow::INBOX,
+                    inbox,
+                    "delivering the message",
+                )
+                .await?;
             return Ok(Delivered {
                 task_id,
                 context_id: view.context_id,
@@ -351,11 +353,52 @@ impl TemporalHandler {
     pub(crate) async fn bounded<T>(
         &self,
         doing: &str,
-        call: impl std::future::Future<Output = T>,
+        call: impl Future<Output = T>,
     ) -> Result<T, A2AError> {
         tokio::time::timeout(self.config.temporal_timeout, call)
             .await
             .map_err(|_| self.unavailable(doing))
+    }
+
+    /// Queries task `task_id`'s workflow with `query`, bounded by the call timeout (`doing`
+    /// says what for).
+    async fn query_task<Q>(
+        &self,
+        task_id: &str,
+        query: Q,
+        input: Q::Input,
+        doing: &str,
+    ) -> Result<Q::Output, A2AError>
+    where
+        Q: QueryDefinition<Workflow = TaskWorkflow>,
+        Q::Input: Send,
+    {
+        let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
+        let query = handle.query(query, input, WorkflowQueryOptions::default());
+        self.bounded(doing, query)
+            .await?
+            .map_err(|e| query_error(task_id, e))
+    }
+
+    /// Runs `update` on task `task_id`'s workflow with `input`, bounded by the call timeout
+    /// (`doing` says what for); a refusal is the A2A error it stands for.
+    async fn update_task<U>(
+        &self,
+        task_id: &str,
+        update: U,
+        input: U::Input,
+        doing: &str,
+    ) -> Result<U::Output, A2AError>
+    where
+        U: UpdateDefinition<Workflow = TaskWorkflow>,
+        U::Input: Send,
+        U::Output: 'static,
+    {
+        let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
+        let update = handle.execute_update(update, input, WorkflowExecuteUpdateOptions::default());
+        self.bounded(doing, update)
+            .await?
+            .map_err(|e| update_error(task_id, e))
     }
 
     /// The retryable error of a call Temporal did not answer in time: no worker is running,
@@ -397,11 +440,8 @@ impl TemporalHandler {
     }
 
     pub(crate) async fn view(&self, task_id: &str) -> Result<TaskView, A2AError> {
-        let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
-        let query = handle.query(task_workflow::TASK, (), WorkflowQueryOptions::default());
-        self.bounded("reading the task", query)
-            .await?
-            .map_err(|e| query_error(task_id, e))
+        self.query_task(task_id, task_workflow::TASK, (), "reading the task")
+            .await
     }
 
     /// The task's events from `cursor`; `None` when Temporal did not answer within the call
@@ -442,16 +482,14 @@ impl TemporalHandler {
         task_id: &str,
     ) -> Result<Vec<TaskPushNotificationConfig>, A2AError> {
         self.visible_view(params, task_id).await?;
-        let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
-        let query = handle.query(
-            task_workflow::PUSH_CONFIGS,
-            (),
-            WorkflowQueryOptions::default(),
-        );
         let configs = self
-            .bounded("reading the push configs", query)
-            .await?
-            .map_err(|e| query_error(task_id, e))?;
+            .query_task(
+                task_id,
+                task_workflow::PUSH_CONFIGS,
+                (),
+                "reading the push configs",
+            )
+            .await?;
         Ok(configs
             .iter()
             .map(|c| push_configs::to_a2a(task_id, c))
@@ -694,18 +732,14 @@ impl RequestHandler for TemporalHandler {
             )));
         }
         let config = self.push_config(&req.task_id, &req)?;
-        let handle = self
-            .client
-            .get_workflow_handle::<TaskWorkflow>(req.task_id.as_str());
-        let update = handle.execute_update(
-            task_workflow::SET_PUSH_CONFIG,
-            config,
-            WorkflowExecuteUpdateOptions::default(),
-        );
         let saved = self
-            .bounded("registering the push config", update)
-            .await?
-            .map_err(|e| update_error(&req.task_id, e))?;
+            .update_task(
+                &req.task_id,
+                task_workflow::SET_PUSH_CONFIG,
+                config,
+                "registering the push config",
+            )
+            .await?;
         Ok(push_configs::to_a2a(&req.task_id, &saved))
     }
 
@@ -742,17 +776,13 @@ impl RequestHandler for TemporalHandler {
             // Nothing is pushed for a closed task any more: the delete has nothing left to do.
             return Ok(());
         }
-        let handle = self
-            .client
-            .get_workflow_handle::<TaskWorkflow>(req.task_id.as_str());
-        let update = handle.execute_update(
+        self.update_task(
+            &req.task_id,
             task_workflow::DELETE_PUSH_CONFIG,
             req.id.clone(),
-            WorkflowExecuteUpdateOptions::default(),
-        );
-        self.bounded("deleting the push config", update)
-            .await?
-            .map_err(|e| update_error(&req.task_id, e))
+            "deleting the push config",
+        )
+        .await
     }
 
     async fn get_extended_agent_card(

@@ -74,7 +74,7 @@ pub enum CallerKind {
 }
 
 impl CallerKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             CallerKind::Authenticated => "authenticated",
             CallerKind::Deployment => "deployment",
@@ -100,7 +100,9 @@ impl CallerKind {
 /// A participant and how it is known.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
+    /// The participant's id.
     pub id: String,
+    /// How it is known.
     pub kind: CallerKind,
 }
 

@@ -215,11 +215,7 @@ pub fn follow_up(sender: &str, message: &Message) -> Result<InboxMessage, A2AErr
 /// `600.0` is a whole number too: a protobuf-based peer's metadata (a `Struct`) holds every
 /// number as a double.
 fn deadline_of(message: &Message) -> Result<Option<u64>, A2AError> {
-    let Some(value) = message
-        .metadata
-        .as_ref()
-        .and_then(|metadata| metadata.get(DEADLINE_EXTENSION))
-    else {
+    let Some(value) = metadata_value(message, DEADLINE_EXTENSION) else {
         return Ok(None);
     };
     let seconds = value
@@ -236,13 +232,14 @@ fn deadline_of(message: &Message) -> Result<Option<u64>, A2AError> {
     }
 }
 
+/// The value of the message's metadata under `key`, when it has one.
+fn metadata_value<'m>(message: &'m Message, key: &str) -> Option<&'m serde_json::Value> {
+    message.metadata.as_ref()?.get(key)
+}
+
 /// The sub-task a message answers, by its metadata: a string id, or nothing.
 fn sub_task_of(message: &Message) -> Result<Option<String>, A2AError> {
-    let Some(value) = message
-        .metadata
-        .as_ref()
-        .and_then(|metadata| metadata.get(SUB_TASK_ID_METADATA))
-    else {
+    let Some(value) = metadata_value(message, SUB_TASK_ID_METADATA) else {
         return Ok(None);
     };
     match value.as_str() {

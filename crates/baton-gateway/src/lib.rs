@@ -2,6 +2,8 @@
 //! the push receiver its stand-ins are woken through. Nothing here keeps task state: any number
 //! of gateways can serve the same tasks.
 
+#![warn(missing_docs)]
+
 mod a2a_task;
 mod auth;
 mod card;

@@ -610,7 +610,7 @@ mod tests {
         ] {
             match check_jwt(&token, &keys, NOW, &expected()) {
                 Err(JwtRefusal::Invalid(why)) => {
-                    assert!(why.contains(said), "{said:?} not in {why:?}")
+                    assert!(why.contains(said), "{said:?} not in {why:?}");
                 }
                 other => panic!("{said}: {other:?}"),
             }

@@ -102,7 +102,7 @@ impl<'de> DeserializeSeed<'de> for Node<'_> {
 impl<'de> Visitor<'de> for Node<'_> {
     type Value = ();
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
 
@@ -183,7 +183,7 @@ impl<'de> DeserializeSeed<'de> for IdNode<'_> {
 impl<'de> Visitor<'de> for IdNode<'_> {
     type Value = ();
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON-RPC id")
     }
 
@@ -240,7 +240,7 @@ impl<'de> de::Deserialize<'de> for Key {
         struct KeyVisitor;
         impl Visitor<'_> for KeyVisitor {
             type Value = Key;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a key")
             }
             fn visit_str<E>(self, key: &str) -> Result<Key, E> {

@@ -39,6 +39,7 @@ const GRPC_SERVICE_PATH: &str = "/lf.a2a.v1.A2AService/{*method}";
 /// The limits every request passes first.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
+    /// The largest request body taken, in bytes (`server.max_request_bytes`).
     pub max_request_bytes: usize,
     /// Requests per minute from one peer address; 0 means no limit.
     pub rate_limit_per_minute: u32,
@@ -162,7 +163,10 @@ impl RateLimiter {
         let refilled = |tokens: f64, at: Instant| {
             (tokens + now.duration_since(at).as_secs_f64() * capacity / 60.0).min(capacity)
         };
-        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let mut buckets = self
+            .buckets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if buckets.len() >= MAX_TRACKED_PEERS && !buckets.contains_key(&peer) {
             buckets.retain(|_, (tokens, at)| refilled(*tokens, *at) < capacity);
             if buckets.len() >= MAX_TRACKED_PEERS {

@@ -46,7 +46,7 @@ impl Extractor for HttpHeaders<'_> {
     }
 
     fn keys(&self) -> Vec<&str> {
-        self.0.keys().map(|name| name.as_str()).collect()
+        self.0.keys().map(axum::http::HeaderName::as_str).collect()
     }
 }
 

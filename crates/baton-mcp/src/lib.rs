@@ -5,6 +5,8 @@
 //! A connection that breaks (a stdio server that exits, an HTTP server that restarts) is made
 //! again on the next call; the tools stay the ones listed at start.
 
+#![warn(missing_docs)]
+
 mod connection;
 mod offer;
 mod output;
@@ -16,10 +18,11 @@ use baton_config::McpServerSpec;
 use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 
-pub use offer::{ListedTool, McpTool, all_tools, offered_tools};
+pub use offer::{McpTool, all_tools};
 pub use output::output_text;
 
 use connection::Connection;
+use offer::offered_tools;
 
 /// How long connecting to a server (and listing its tools) may take when the worker starts.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -42,6 +45,7 @@ struct Server {
 /// What a tool answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutput {
+    /// The result as one text the model can read (see [`output_text`]).
     pub text: String,
     /// The tool reported an error of its own (MCP `isError`).
     pub is_error: bool,
@@ -55,13 +59,28 @@ pub enum CallError {
     UnknownTool(String),
     /// The server refused the request (a JSON-RPC error): calling again the same way will not help.
     #[error("{server} refused the call: {message}")]
-    Refused { server: String, message: String },
+    Refused {
+        /// The `[[mcp]].id` of the server.
+        server: String,
+        /// The server's error message.
+        message: String,
+    },
     /// No answer within the server's `call_timeout`.
     #[error("{server} gave no answer within {}s ([[mcp]].call_timeout)", timeout.as_secs())]
-    Timeout { server: String, timeout: Duration },
+    Timeout {
+        /// The `[[mcp]].id` of the server.
+        server: String,
+        /// The `call_timeout` that passed.
+        timeout: Duration,
+    },
     /// The server could not be reached, or the connection broke during the call.
     #[error("{server} could not be reached: {message}")]
-    Unavailable { server: String, message: String },
+    Unavailable {
+        /// The `[[mcp]].id` of the server.
+        server: String,
+        /// What failed.
+        message: String,
+    },
 }
 
 impl CallError {

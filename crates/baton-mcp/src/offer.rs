@@ -13,11 +13,13 @@ use serde_json::Value;
 
 /// A tool as a server lists it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ListedTool {
+pub(crate) struct ListedTool {
     pub name: String,
     pub description: String,
     pub input_schema: Value,
+    /// The server's `readOnlyHint`.
     pub read_only: bool,
+    /// The server's `idempotentHint`.
     pub idempotent: bool,
 }
 
@@ -26,8 +28,11 @@ pub struct ListedTool {
 pub struct McpTool {
     /// The `[[mcp]].id` of the server that has it.
     pub server: String,
+    /// The name the model calls it by, as the server lists it.
     pub name: String,
+    /// The server's description, bounded.
     pub description: String,
+    /// The JSON Schema of its arguments, an object.
     pub input_schema: Value,
     /// Read-only or idempotent, by the server's hints: a call that failed may be made again.
     pub retry_safe: bool,
@@ -35,7 +40,7 @@ pub struct McpTool {
 
 /// The tools of one server to offer. `wanted` is `[[mcp]].tools`; `entry` names the server in
 /// errors (`mcp[0] (orders)`).
-pub fn offered_tools(
+pub(crate) fn offered_tools(
     entry: &str,
     server: &str,
     listed: Vec<ListedTool>,

@@ -8,6 +8,8 @@
 //! from a fixed set in the code, never from a stranger's input, so the number of series stays
 //! bounded.
 
+#![warn(missing_docs)]
+
 mod endpoint;
 
 use std::sync::{Arc, LazyLock, OnceLock};
@@ -23,9 +25,13 @@ pub use endpoint::MetricsEndpoint;
 /// How a delegation ended, as the parent recorded it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DelegationOutcome {
+    /// The sub-task ended COMPLETED.
     Completed,
+    /// The sub-task ended FAILED, or its creation failed.
     Failed,
+    /// The sub-task ended CANCELED.
     Canceled,
+    /// The sub-task ended REJECTED.
     Rejected,
 }
 
@@ -43,6 +49,7 @@ impl DelegationOutcome {
 /// What became of a push that reached the receiver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PushOutcome {
+    /// The push passed the receiver's checks and went to the stand-in.
     Accepted,
     /// Refused, with a reason from a fixed set (the receiver's refusal codes).
     Refused(&'static str),
@@ -88,6 +95,7 @@ impl ToolCallOutcome {
 }
 
 impl Metrics {
+    /// Registers every `baton_*` instrument on `meter`.
     pub fn new(meter: Arc<dyn CoreMeter>) -> Self {
         let counter = |name: &'static str, description: &'static str| {
             meter.counter(
@@ -172,11 +180,13 @@ impl Metrics {
         ))
     }
 
+    /// A sub-task a `TaskWorkflow` on `task_queue` delegated to `agent`.
     pub fn delegation_started(&self, task_queue: &str, agent: &str) {
         let labels = self.labels([("task_queue", task_queue), ("agent", agent)]);
         self.delegations_started.add(1, &labels);
     }
 
+    /// A sub-task delegated to `agent` whose row resolved with `outcome`.
     pub fn delegation_finished(&self, task_queue: &str, agent: &str, outcome: DelegationOutcome) {
         let labels = self.labels([
             ("task_queue", task_queue),
@@ -186,6 +196,7 @@ impl Metrics {
         self.delegations_finished.add(1, &labels);
     }
 
+    /// A push that reached the push receiver of `task_queue`.
     pub fn push(&self, task_queue: &str, outcome: PushOutcome) {
         let (outcome, reason) = match outcome {
             PushOutcome::Accepted => ("accepted", ""),
@@ -219,6 +230,7 @@ impl Metrics {
         }
     }
 
+    /// A model call that failed (each failed attempt, retried or not).
     pub fn model_turn_failed(&self, task_queue: &str) {
         let labels = self.labels([("task_queue", task_queue), ("outcome", "failed")]);
         self.model_turns.add(1, &labels);
@@ -529,7 +541,7 @@ mod tests {
                 refused = true;
                 break;
             }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
         assert!(refused, "still answering on {url}");
     }

@@ -17,9 +17,11 @@ use reqwest::StatusCode;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct ModelError {
+    /// Whether asking again can help (429, 5xx, a timeout or a broken transfer).
     pub retryable: bool,
     /// The HTTP status, when the provider answered at all.
     pub status: Option<u16>,
+    /// What went wrong; it becomes the message of the activity's failure.
     pub message: String,
     /// How long the provider asked to be left alone (`Retry-After`, in seconds), if it said.
     pub retry_after: Option<Duration>,

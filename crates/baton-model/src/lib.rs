@@ -6,6 +6,8 @@
 //! [`ChatCompletions`] speaks OpenAI-compatible Chat Completions, so it works with OpenAI and
 //! with any server that copies its API (vLLM, Ollama, llama.cpp, LiteLLM, …).
 
+#![warn(missing_docs)]
+
 mod body;
 mod chat_completions;
 mod error;
@@ -20,5 +22,6 @@ pub use response::{Finish, ModelResponse, Usage};
 /// One model turn: the conversation so far in, the model's reply out.
 #[async_trait::async_trait]
 pub trait ModelProvider: Send + Sync {
+    /// Sends `request` to the provider and waits for its whole answer.
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError>;
 }

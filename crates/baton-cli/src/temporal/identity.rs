@@ -20,6 +20,7 @@ pub fn worker_identity(configured: Option<&str>, agent_id: &str) -> String {
 }
 
 /// The kernel's host name: in Kubernetes, the pod's name.
+#[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
 fn host_name() -> String {
     let mut buffer = [0u8; 256];
     // SAFETY: gethostname writes at most buffer.len() bytes into the buffer we own.

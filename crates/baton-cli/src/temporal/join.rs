@@ -1,3 +1,6 @@
+//! Joining a Temporal server that another Baton process already runs, for the commands that start
+//! none of their own (`baton task`, `baton replay`).
+
 use anyhow::Context;
 use baton_config::{Settings, TemporalMode};
 use temporalio_client::Client;
