@@ -1,4 +1,5 @@
-//! `baton-bench gateway`: GetTask and SendMessage (with `returnImmediately`) over JSON-RPC,
+//! `baton-bench gateway`: GetTask, ListTasks (a page of 20) and SendMessage (with
+//! `returnImmediately`) over JSON-RPC,
 //! through Baton's gateway and through the official Python a2a-sdk's in-memory server, in one run
 //! on 127.0.0.1, from the same HTTP client. Figures are ratios of Baton against the a2a-sdk, and
 //! of Baton's gRPC binding (the official a2a-grpc client) against its JSON-RPC one.
@@ -15,8 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use a2a::{
-    GetTaskRequest, Message, Part, Role, SendMessageConfiguration, SendMessageRequest,
-    SendMessageResponse,
+    GetTaskRequest, ListTasksRequest, Message, Part, Role, SendMessageConfiguration,
+    SendMessageRequest, SendMessageResponse,
 };
 use a2a_client::{ServiceParams, Transport};
 use a2a_grpc::GrpcTransport;
@@ -99,13 +100,21 @@ struct Caller {
 #[serde(rename_all = "snake_case")]
 enum Call {
     GetTask,
+    ListTasks,
     SendMessage,
 }
+
+/// Every call the bench measures, in the order it measures them: ListTasks before the
+/// SendMessages, so each server lists the same number of tasks.
+const CALLS: [Call; 3] = [Call::GetTask, Call::ListTasks, Call::SendMessage];
+/// How many tasks a ListTasks asks for.
+const LIST_PAGE: i32 = 20;
 
 impl Call {
     fn label(self) -> &'static str {
         match self {
             Call::GetTask => "GetTask",
+            Call::ListTasks => "ListTasks",
             Call::SendMessage => "SendMessage (returnImmediately)",
         }
     }
@@ -212,9 +221,40 @@ impl Caller {
         Ok(())
     }
 
+    /// ListTasks for one page; it must list at least one task.
+    async fn list(&self, target: &Target) -> anyhow::Result<()> {
+        let listed = if let Some(grpc) = &target.grpc {
+            let request = ListTasksRequest {
+                context_id: None,
+                status: None,
+                page_size: Some(LIST_PAGE),
+                page_token: None,
+                history_length: None,
+                status_timestamp_after: None,
+                include_artifacts: None,
+                tenant: None,
+            };
+            grpc.list_tasks(&grpc_params(), &request)
+                .await
+                .map_err(|error| anyhow::anyhow!("ListTasks on {}: {error}", target.name))?
+                .tasks
+                .len()
+        } else {
+            let result = self
+                .rpc(target, "ListTasks", json!({"pageSize": LIST_PAGE}))
+                .await?;
+            result["tasks"].as_array().map_or(0, Vec::len)
+        };
+        if listed == 0 {
+            bail!("ListTasks on {} listed no task", target.name);
+        }
+        Ok(())
+    }
+
     async fn call(&self, call: Call, target: &Target, task_id: &str) -> anyhow::Result<()> {
         match call {
             Call::GetTask => self.get(target, task_id).await,
+            Call::ListTasks => self.list(target).await,
             Call::SendMessage => self.send(target, true).await.map(|_| ()),
         }
     }
@@ -360,7 +400,7 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
         sequential: args.sequential,
         comparisons: [(BATON, A2A_SDK), (BATON_GRPC, BATON)]
             .into_iter()
-            .flat_map(|pair| [Call::GetTask, Call::SendMessage].map(|call| (pair, call)))
+            .flat_map(|pair| CALLS.map(|call| (pair, call)))
             .map(|((ours, theirs), call)| compare(call, &batches, args.concurrency, ours, theirs))
             .collect(),
         batches,
@@ -381,12 +421,12 @@ async fn measure(args: &GatewayArgs, targets: &[Target]) -> anyhow::Result<Vec<B
     }
     progress("warming up");
     for (target, task_id) in targets.iter().zip(&parked) {
-        for call in [Call::GetTask, Call::SendMessage] {
+        for call in CALLS {
             batch(&caller, call, target, task_id, 20, 5).await;
         }
     }
     let mut batches = Vec::new();
-    for call in [Call::GetTask, Call::SendMessage] {
+    for call in CALLS {
         for (concurrency, n) in [(1, args.sequential), (args.concurrency, args.requests)] {
             if n == 0 {
                 continue;

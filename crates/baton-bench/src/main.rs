@@ -5,7 +5,7 @@
 //!
 //! - `baton-bench delegation`: delegation latency, throughput, Temporal steps and parked memory,
 //!   against a bare Temporal parent→child→signal round trip (docs/performance.md).
-//! - `baton-bench gateway`: GetTask and SendMessage through the gateway, against the Python
+//! - `baton-bench gateway`: GetTask, ListTasks and SendMessage through the gateway, against the Python
 //!   a2a-sdk's in-memory server, and what quiet streams cost.
 //! - `baton-bench a2a`: a delegation through A2A end to end, beside the reference's figures.
 
@@ -44,7 +44,7 @@ enum BenchCommand {
     /// Delegation latency, throughput, steps and parked memory, as ratios against a bare
     /// Temporal round trip, on a local dev server the bench starts itself.
     Delegation(DelegationArgs),
-    /// GetTask and SendMessage (returnImmediately) latency and throughput through the gateway,
+    /// GetTask, ListTasks and SendMessage (returnImmediately) latency and throughput through the gateway,
     /// as ratios against the Python a2a-sdk's in-memory server in the same run.
     Gateway(GatewayArgs),
     /// The whole path through A2A, as the reference tiny-harness was measured: blocking
