@@ -82,6 +82,9 @@ const TURNS_PER_MESSAGE_PATCH: &str = "baton.turns-per-message";
 const SUB_TASK_ANSWERS_PATCH: &str = "baton.sub-task-answers";
 /// The model may ask the task's participants a question (`ask_participant`).
 const ASK_PARTICIPANT_PATCH: &str = "baton.ask-participant";
+/// Only a first message that arrives before the first turn starts is the brief, for the
+/// histories before it (which took a first message during the first turn as the brief too).
+const BRIEF_BEFORE_TURN_PATCH: &str = "baton.brief-before-turn";
 
 /// One A2A task; its workflow id is the task id. It runs model turns, delegates through
 /// stand-ins ([`RemoteTaskWorkflow`](crate::RemoteTaskWorkflow)), keeps a row per sub-task and
@@ -312,7 +315,11 @@ impl TaskWorkflow {
         if !duplicate {
             // The message that created the task is its brief: the model reads it in the task
             // section (goal, description, criteria), not a second time as a message.
-            let is_the_brief = self.turns == 0 && self.messages.is_empty();
+            // Only before the first turn starts: a first message that lands during it (a task
+            // started without one) is news the model must read.
+            let before_any_turn =
+                self.state == TaskState::Submitted || !ctx.patched(BRIEF_BEFORE_TURN_PATCH);
+            let is_the_brief = self.turns == 0 && self.messages.is_empty() && before_any_turn;
             let entry = TaskMessage {
                 message_id: message.message_id.clone(),
                 role: MessageRole::User,
@@ -661,12 +668,12 @@ impl TaskWorkflow {
     }
 }
 
-/// The newest `n` of `messages`, in order.
 /// The refusal of anything sent to a task that has ended.
 fn task_closed(state: TaskState) -> Box<dyn std::error::Error + Send + Sync> {
     Refusal::new(RefusalCode::TaskClosed, format!("task is closed ({state})")).into()
 }
 
+/// The newest `n` of `messages`, in order.
 fn newest(messages: &[TaskMessage], n: usize) -> Vec<TaskMessage> {
     messages[messages.len().saturating_sub(n)..].to_vec()
 }
