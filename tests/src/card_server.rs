@@ -1,3 +1,6 @@
+//! A hand-written HTTP server for card fetch tests: it answers what the test scripts, including
+//! what no real agent would send, and records every request.
+
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 

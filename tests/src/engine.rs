@@ -22,6 +22,7 @@ use temporalio_common::protos::temporal::api::history::v1::HistoryEvent;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+use crate::wait::poll_seeing;
 use crate::{free_port, free_ports, venv_program};
 
 /// A Temporal dev server for one test, in a temporary state directory; stopped on drop.
@@ -141,18 +142,12 @@ impl TestTemporal {
         within: Duration,
         done: impl Fn(&TaskView) -> bool,
     ) -> TaskView {
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
+        let what = format!("task {task_id} to get there");
+        poll_seeing(&what, within, || async {
             let view = self.task_view(task_id).await;
-            if done(&view) {
-                return view;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "task {task_id} did not get there in {within:?}; last: {view:#?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+            if done(&view) { Ok(view) } else { Err(view) }
+        })
+        .await
     }
 }
 
@@ -224,7 +219,7 @@ impl WorkerProcess {
     pub fn logged(&self, needles: &[&str]) -> Vec<String> {
         self.log
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .iter()
             .filter(|line| needles.iter().all(|n| line.contains(n)))
             .cloned()
@@ -293,7 +288,9 @@ async fn spawn_ready(
     tokio::spawn(async move {
         while let Ok(Some(line)) = logged.next_line().await {
             eprintln!("{line}");
-            log.lock().unwrap_or_else(|p| p.into_inner()).push(line);
+            log.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(line);
         }
     });
     let ready_line = format!("{} ready", command[0]);
@@ -331,6 +328,40 @@ impl GatewayProcess {
             _child: child,
             _dir: dir,
         }
+    }
+}
+
+/// What most end-to-end tests start with: a dev server, and one `baton worker` on it whose
+/// config `configure` shapes from [`WorkerConfig::new`]. Stopped on drop, the worker first.
+pub struct Engine {
+    pub worker: WorkerProcess,
+    pub config: WorkerConfig,
+    pub temporal: TestTemporal,
+}
+
+impl Engine {
+    /// Starts the dev server, then `binary worker` with the model at `model_url` and the
+    /// config `configure` returns (`|c| c.agent("ledger", &peer.url(), "")`, or `|c| c`).
+    pub async fn start(
+        binary: &Path,
+        model_url: &str,
+        configure: impl FnOnce(WorkerConfig) -> WorkerConfig,
+    ) -> Engine {
+        let temporal = TestTemporal::start().await;
+        let config = configure(WorkerConfig::new(&temporal, model_url));
+        let worker = WorkerProcess::start(binary, &config.render()).await;
+        Engine {
+            worker,
+            config,
+            temporal,
+        }
+    }
+
+    /// Starts a `TaskWorkflow` with id `task_id` on the worker's task queue.
+    pub async fn start_task(&self, task_id: &str, input: TaskInput) {
+        self.temporal
+            .start_task(&self.config.task_queue, task_id, input)
+            .await;
     }
 }
 
@@ -633,7 +664,9 @@ impl A2aProxy {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ProxyState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -651,7 +684,9 @@ async fn proxy_request(
     use axum::response::IntoResponse;
 
     {
-        let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if state.down {
             state.refused_while_down += 1;
             return (
@@ -670,11 +705,11 @@ async fn proxy_request(
     let cut_tasks = method == Some("SendStreamingMessage")
         && state
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .cut_task_events;
     let mut went_down = state
         .lock()
-        .unwrap_or_else(|p| p.into_inner())
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
         .went_down
         .as_ref()
         .map(tokio::sync::watch::Sender::subscribe);
@@ -700,7 +735,9 @@ async fn proxy_request(
     };
     let mut lose_answer = false;
     if let Some(method) = method {
-        let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let take =
             |counts: &mut std::collections::HashMap<String, usize>| match counts.get_mut(method) {
                 Some(left) if *left > 0 => {
@@ -803,12 +840,44 @@ fn event_end(buffer: &[u8]) -> Option<usize> {
     }
 }
 
+/// Whether nothing is under way in a workflow, by its history: no workflow task is pending
+/// (the last one completed; the events after it are its commands) and every activity it
+/// scheduled has closed. A workflow waiting on a condition, a timer or a child is quiet.
+pub fn quiet(events: &[HistoryEvent]) -> bool {
+    use temporalio_common::protos::temporal::api::enums::v1::EventType;
+    use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
+    let last_task = events.iter().rev().find(|e| {
+        matches!(
+            e.event_type(),
+            EventType::WorkflowTaskScheduled
+                | EventType::WorkflowTaskStarted
+                | EventType::WorkflowTaskCompleted
+                | EventType::WorkflowTaskFailed
+                | EventType::WorkflowTaskTimedOut
+        )
+    });
+    let closed: Vec<i64> = events
+        .iter()
+        .filter_map(|event| match &event.attributes {
+            Some(Attributes::ActivityTaskCompletedEventAttributes(a)) => Some(a.scheduled_event_id),
+            Some(Attributes::ActivityTaskFailedEventAttributes(a)) => Some(a.scheduled_event_id),
+            Some(Attributes::ActivityTaskTimedOutEventAttributes(a)) => Some(a.scheduled_event_id),
+            Some(Attributes::ActivityTaskCanceledEventAttributes(a)) => Some(a.scheduled_event_id),
+            _ => None,
+        })
+        .collect();
+    last_task.is_some_and(|e| e.event_type() == EventType::WorkflowTaskCompleted)
+        && events
+            .iter()
+            .filter(|e| e.event_type() == EventType::ActivityTaskScheduled)
+            .all(|e| closed.contains(&e.event_id))
+}
+
 /// What `AsyncPayloadVisitor::visit` returns (the SDK's `BoxFuture`).
 type Visited<'a> = std::pin::Pin<
     Box<
-        dyn std::future::Future<
-                Output = Result<(), temporalio_common::data_converters::PayloadConversionError>,
-            > + Send
+        dyn Future<Output = Result<(), temporalio_common::data_converters::PayloadConversionError>>
+            + Send
             + 'a,
     >,
 >;
@@ -834,7 +903,7 @@ impl AsyncPayloadVisitor for PayloadText {
             PayloadFieldData::Single(payload) => self.add(payload),
             PayloadFieldData::Repeated(payloads) => payloads.iter().for_each(|p| self.add(p)),
             PayloadFieldData::Payloads(payloads) => {
-                payloads.payloads.iter().for_each(|p| self.add(p))
+                payloads.payloads.iter().for_each(|p| self.add(p));
             }
         }
         Box::pin(async { Ok(()) })

@@ -214,7 +214,7 @@ impl FakeState {
 fn lock(state: &Mutex<FakeState>) -> MutexGuard<'_, FakeState> {
     state
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// What the handler does for one request, decided under the lock.

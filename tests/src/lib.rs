@@ -12,6 +12,8 @@ pub mod otlp_receiver;
 mod python_peer;
 pub mod sdk_client;
 pub mod tls_front;
+pub mod wait;
+pub mod workflow_harness;
 
 pub use card_server::{CardServer, Recorded, json_response as card_server_json};
 pub use python_peer::PythonPeer;
@@ -111,4 +113,13 @@ pub(crate) async fn spawn_ready(
 /// Whether a process with this id still exists (zombies included until reaped).
 pub fn process_alive(pid: u32) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Waits until the Temporal server `pid` has exited; fails the test when it keeps running.
+pub async fn wait_server_gone(pid: u32) {
+    let what = format!("the Temporal server {pid} to exit");
+    wait::poll_until(&what, std::time::Duration::from_secs(15), || async {
+        (!process_alive(pid)).then_some(())
+    })
+    .await;
 }

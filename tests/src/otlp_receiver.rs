@@ -20,6 +20,8 @@ use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use prost::Message;
 use tokio::task::JoinHandle;
 
+use crate::wait::poll_seeing;
+
 /// One span as the receiver got it; ids in lowercase hex, as `traceparent` writes them.
 #[derive(Debug, Clone)]
 pub struct ReceivedSpan {
@@ -66,7 +68,10 @@ impl OtlpReceiver {
     }
 
     pub fn spans(&self) -> Vec<ReceivedSpan> {
-        self.spans.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.spans
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Polls the spans received until `done` holds, for at most `within`; panics naming `what`.
@@ -76,25 +81,24 @@ impl OtlpReceiver {
         within: Duration,
         done: impl Fn(&[ReceivedSpan]) -> bool,
     ) -> Vec<ReceivedSpan> {
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
+        let what = format!("the OTLP receiver to get {what}");
+        poll_seeing(&what, within, || async {
             let spans = self.spans();
             if done(&spans) {
-                return spans;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the OTLP receiver did not get {what} in {within:?}; it got: {:#?}",
-                spans
+                Ok(spans)
+            } else {
+                Err(spans
                     .iter()
-                    .map(|s| format!(
-                        "{} {} {}<-{}",
-                        s.name, s.trace_id, s.span_id, s.parent_span_id
-                    ))
-                    .collect::<Vec<_>>()
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+                    .map(|s| {
+                        format!(
+                            "{} {} {}<-{}",
+                            s.name, s.trace_id, s.span_id, s.parent_span_id
+                        )
+                    })
+                    .collect::<Vec<_>>())
+            }
+        })
+        .await
     }
 }
 
@@ -137,7 +141,7 @@ async fn receive(State(spans): State<Spans>, headers: HeaderMap, body: Bytes) ->
     }
     spans
         .lock()
-        .unwrap_or_else(|p| p.into_inner())
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
         .extend(received);
     (
         [(header::CONTENT_TYPE, "application/x-protobuf")],

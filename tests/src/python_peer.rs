@@ -1,9 +1,12 @@
+//! A real A2A peer for the tests: the official Python a2a-sdk running `tests/peers/a2a_peer.py`.
+
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use tokio::process::{Child, Command};
 
+use crate::wait::poll_seeing;
 use crate::{free_port, spawn_ready, venv_program, workspace};
 
 /// A real A2A 1.0 agent on the official Python a2a-sdk (`tests/peers/a2a_peer.py`), killed on drop.
@@ -25,7 +28,7 @@ impl PythonPeer {
 
     /// As [`PythonPeer::start`], on `port`: an agent that comes up where Baton was told it is.
     pub async fn start_on(port: u16, args: &[&str]) -> PythonPeer {
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let args: Vec<String> = args.iter().map(ToString::to_string).collect();
         let child = spawn(port, &args).await;
         PythonPeer { child, args, port }
     }
@@ -85,18 +88,12 @@ impl PythonPeer {
         within: Duration,
         check: impl Fn(&Value) -> bool,
     ) -> Value {
-        let deadline = Instant::now() + within;
-        loop {
+        let what = format!("the Python peer: {what}");
+        poll_seeing(&what, within, || async {
             let stats = self.stats().await;
-            if check(&stats) {
-                return stats;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for the Python peer: {what}; its stats: {stats}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+            if check(&stats) { Ok(stats) } else { Err(stats) }
+        })
+        .await
     }
 }
 

@@ -1,8 +1,12 @@
 //! The official Python a2a-sdk client (`tests/peers/a2a_client.py`), one operation per run.
 
-use serde_json::Value;
-use tokio::process::Command;
+use std::process::Stdio;
 
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::process::{ChildStdout, Command};
+
+use crate::wait::{HANG_GUARD, within};
 use crate::{venv_program, workspace};
 
 /// A caller of an A2A agent through the official SDK, over one binding, as one participant.
@@ -84,9 +88,10 @@ impl SdkClient {
         }
     }
 
-    /// Runs `op` with extra arguments, e.g. `call("send", &["--text", "hi"])`.
-    pub async fn call(&self, op: &str, args: &[&str]) -> SdkOutcome {
-        let output = Command::new(venv_program("python"))
+    /// The client's command for `op` with extra arguments.
+    fn command(&self, op: &str, args: &[&str]) -> Command {
+        let mut command = Command::new(venv_program("python"));
+        command
             .arg(workspace().join("tests/peers/a2a_client.py"))
             .args(["--url", &self.url, "--binding", self.binding])
             .args(["--participant", &self.participant])
@@ -105,7 +110,30 @@ impl SdkClient {
             )
             .arg(op)
             .args(args)
-            .kill_on_drop(true)
+            .kill_on_drop(true);
+        command
+    }
+
+    /// Starts a streaming `op` (`stream`, `subscribe`) whose events the test reads as they
+    /// come, e.g. to know the subscription is open before it acts.
+    pub fn open(&self, op: &str, args: &[&str]) -> SdkStream {
+        let mut child = self
+            .command(op, args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("running the a2a-sdk client");
+        let stdout = child.stdout.take().expect("piped stdout");
+        SdkStream {
+            _child: child,
+            lines: BufReader::new(stdout).lines(),
+        }
+    }
+
+    /// Runs `op` with extra arguments, e.g. `call("send", &["--text", "hi"])`.
+    pub async fn call(&self, op: &str, args: &[&str]) -> SdkOutcome {
+        let output = self
+            .command(op, args)
             .output()
             .await
             .expect("running the a2a-sdk client");
@@ -133,5 +161,48 @@ impl SdkClient {
                 String::from_utf8_lossy(&output.stderr)
             ),
         }
+    }
+}
+
+/// A streaming call under way: its events, one JSON line each, as the client prints them. The
+/// client is killed on drop.
+pub struct SdkStream {
+    _child: tokio::process::Child,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
+impl SdkStream {
+    /// The next event; fails the test when none comes, or the stream ends first.
+    pub async fn next_event(&mut self) -> Value {
+        let line = within(
+            "the next streamed event",
+            HANG_GUARD,
+            self.lines.next_line(),
+        )
+        .await
+        .expect("reading the a2a-sdk client's output")
+        .expect("the stream ended before the next event");
+        serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line}"))
+    }
+
+    /// Every event left until the stream ends; fails the test when it does not end.
+    pub async fn rest(mut self) -> Vec<Value> {
+        within("the stream to end", HANG_GUARD, async {
+            let mut events = Vec::new();
+            while let Some(line) = self
+                .lines
+                .next_line()
+                .await
+                .expect("reading the a2a-sdk client's output")
+            {
+                if !line.trim().is_empty() {
+                    events.push(
+                        serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line}")),
+                    );
+                }
+            }
+            events
+        })
+        .await
     }
 }

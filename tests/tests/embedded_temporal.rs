@@ -2,11 +2,10 @@
 //! stops with no process left, whether Baton stops it, drops it, or is told to stop by a signal.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use baton_cli::temporal::{EmbeddedError, EmbeddedServer};
 use baton_config::Settings;
-use baton_tests::{free_port, process_alive, venv_program};
+use baton_tests::{free_port, process_alive, venv_program, wait_server_gone};
 
 fn config(state: &Path, binary: &Path) -> String {
     format!(
@@ -30,17 +29,6 @@ fn settings(state: &Path, binary: &Path) -> Settings {
     Settings::parse(&config(state, binary), state, &|_| None).unwrap()
 }
 
-async fn wait_gone(pid: u32) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while process_alive(pid) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(
-        !process_alive(pid),
-        "the Temporal server {pid} is still running"
-    );
-}
-
 #[tokio::test]
 async fn starts_becomes_ready_and_stops_with_no_process_left() {
     let state = tempfile::tempdir().unwrap();
@@ -59,7 +47,7 @@ async fn starts_becomes_ready_and_stops_with_no_process_left() {
         .unwrap();
 
     server.stop().await;
-    wait_gone(pid).await;
+    wait_server_gone(pid).await;
     assert!(
         std::net::TcpStream::connect(&address).is_err(),
         "the port is closed"
@@ -73,7 +61,7 @@ async fn dropping_the_server_stops_it_too() {
     let (server, _connection) = EmbeddedServer::start(&settings.temporal).await.unwrap();
     let pid = server.pid().unwrap();
     drop(server);
-    wait_gone(pid).await;
+    wait_server_gone(pid).await;
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use baton_a2a::{CardLimits, Registry};
 use baton_config::Settings;
 use baton_core::deployment_key::DeploymentKey;
+use baton_tests::wait::{HANG_GUARD, poll_until};
 use baton_tests::{CardServer, card_server_json, free_port};
 use serde_json::json;
 
@@ -101,7 +102,7 @@ async fn an_unreachable_card_is_fetched_again_until_it_joins_the_roster() {
     // Still down at the first refetch; up by a later one.
     let joined = std::sync::Mutex::new(Vec::new());
     let fetching = registry.fetch_pending(CardLimits::default(), |id| {
-        joined.lock().unwrap().push(id.to_string())
+        joined.lock().unwrap().push(id.to_string());
     });
     tokio::pin!(fetching);
     tokio::select! {
@@ -140,7 +141,7 @@ async fn a_card_refused_when_it_is_fetched_again_stays_out() {
     tokio::time::timeout(
         std::time::Duration::from_secs(30),
         registry.fetch_pending(CardLimits::default(), |id| {
-            joined.lock().unwrap().push(id.to_string())
+            joined.lock().unwrap().push(id.to_string());
         }),
     )
     .await
@@ -181,9 +182,11 @@ impl RestartingAgent {
 
 /// Resolves once `server` has seen `count` requests.
 async fn wait_for_requests(server: &CardServer, count: usize) {
-    while server.requests().len() < count {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let what = format!("{count} requests for the card");
+    poll_until(&what, HANG_GUARD, || async {
+        (server.requests().len() >= count).then_some(())
+    })
+    .await;
 }
 
 #[tokio::test]

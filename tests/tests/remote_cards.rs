@@ -1,7 +1,7 @@
 //! Card fetch and validation against real HTTP servers on 127.0.0.1: hostile card servers of our
 //! own, each accepted or refused as specified, and what Baton puts on the wire.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::Response;
@@ -9,6 +9,7 @@ use baton_a2a::extensions::{PARTICIPANT_HEADER, TASK_EXTENSION};
 use baton_a2a::{AgentError, CardLimits, RemoteAgent};
 use baton_config::{RemoteAgentSpec, Updates};
 use baton_tests::CardServer;
+use baton_tests::wait::{HANG_GUARD, within};
 use serde_json::{Value, json};
 
 fn card(base: &str) -> Value {
@@ -252,14 +253,16 @@ async fn a_server_that_never_answers_cannot_stall_startup() {
         timeout: Duration::from_millis(500),
         ..CardLimits::default()
     };
-    let started = Instant::now();
-    let error = connect(&url, limits).await.err().unwrap();
+    // Only the card fetch's own timeout can end it: the server never writes a byte.
+    let error = within(
+        "the card fetch to give up",
+        HANG_GUARD,
+        connect(&url, limits),
+    )
+    .await
+    .err()
+    .unwrap();
     silent.abort();
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        started.elapsed()
-    );
     assert_eq!(error.code(), "a2a.card_unavailable");
     assert!(
         error.to_string().contains("no complete answer within"),
@@ -322,10 +325,10 @@ async fn a_card_that_redirects_to_another_origin_is_not_followed() {
     let elsewhere = server_with(|_| {}).await;
     let target = format!("{}/.well-known/agent-card.json", elsewhere.url());
     let redirecting = CardServer::start(move |_| {
-        axum::response::Response::builder()
+        Response::builder()
             .status(307)
             .header("location", target.clone())
-            .body(axum::body::Body::empty())
+            .body(Body::empty())
             .unwrap()
     })
     .await;

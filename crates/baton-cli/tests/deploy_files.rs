@@ -57,7 +57,7 @@ fn yaml_files(directory: &Path) -> Vec<PathBuf> {
 /// metrics on 9464, where the manifests' annotations and the compose file's Prometheus look for
 /// them.
 fn parses(text: &str, what: &str, env: &HashMap<&str, &str>) -> Settings {
-    let env = |name: &str| env.get(name).map(|value| value.to_string());
+    let env = |name: &str| env.get(name).map(ToString::to_string);
     match Settings::parse(text, Path::new("/etc/baton"), &env) {
         Ok(settings) => {
             assert_eq!(

@@ -3,21 +3,24 @@
 //! follow queue's slots, and a graceful stop.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use baton_proto::{TaskEvent, TaskState};
 use baton_tests::PythonPeer;
-use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
+use baton_tests::engine::{Engine, TestTemporal, WorkerConfig, WorkerProcess, a2a_rpc, task_input};
 use baton_tests::fake_model::{FakeModel, call, reply};
 use baton_tests::metrics::{sample, scrape};
+use baton_tests::wait::poll_until;
 use baton_workflows::TaskWorkflow;
 use futures::StreamExt;
 use serde_json::json;
 use temporalio_client::{
-    WorkflowCancelOptions, WorkflowExecutionStatus, WorkflowListOptions, WorkflowQueryOptions,
-    WorkflowSignalOptions,
+    UntypedWorkflow, WorkflowCancelOptions, WorkflowDescribeOptions, WorkflowExecutionStatus,
+    WorkflowListOptions, WorkflowQueryOptions, WorkflowSignalOptions,
 };
+use temporalio_common::protos::temporal::api::enums::v1::PendingActivityState;
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
+use temporalio_common::protos::temporal::api::workflow::v1::PendingActivityInfo;
 
 fn baton() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_baton"))
@@ -41,15 +44,11 @@ async fn wait_for_statuses(
     workflow_id: &str,
     expected: &[WorkflowExecutionStatus],
 ) {
-    let deadline = Instant::now() + WITHIN;
-    loop {
-        let listed = statuses(temporal, workflow_id).await;
-        if listed == expected {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{workflow_id}: {listed:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let what = format!("{workflow_id} listed as {expected:?}");
+    poll_until(&what, WITHIN, || async {
+        (statuses(temporal, workflow_id).await == expected).then_some(())
+    })
+    .await;
 }
 
 async fn statuses(temporal: &TestTemporal, workflow_id: &str) -> Vec<WorkflowExecutionStatus> {
@@ -89,14 +88,10 @@ async fn cancelling_the_parent_cancels_each_open_child_over_a2a() {
         let remote_id = waiting.sub_tasks[0].remote_task_id.clone().unwrap();
         let open = [("agent", "ledger")];
         let streams = "baton_follow_streams_open";
-        let deadline = Instant::now() + WITHIN;
-        while sample(&scrape(&metrics_url).await, streams, &open) != Some(1.0) {
-            assert!(
-                Instant::now() < deadline,
-                "the follow stream never showed open"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        poll_until("the follow stream to show open", WITHIN, || async {
+            (sample(&scrape(&metrics_url).await, streams, &open) == Some(1.0)).then_some(())
+        })
+        .await;
 
         let parent = temporal
             .client
@@ -156,7 +151,6 @@ async fn cancelling_the_parent_cancels_each_open_child_over_a2a() {
 
 #[tokio::test]
 async fn a_worker_killed_mid_delegation_finishes_the_parent_with_one_remote_task() {
-    let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "work", "--work-seconds", "6"]).await;
     // A model call cut short by the crash runs again: answer by what the model is shown, not
     // by the order of the calls.
@@ -174,12 +168,15 @@ async fn a_worker_killed_mid_delegation_finishes_the_parent_with_one_remote_task
         }
     })
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
-        &peer.url(),
-        "follow_interval = \"1s\"",
-    );
-    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+    // Bound by name, dropped in reverse: the worker before the server.
+    let Engine {
+        temporal,
+        config,
+        mut worker,
+    } = Engine::start(baton(), &model.base_url(), |c| {
+        c.agent("ledger", &peer.url(), "follow_interval = \"1s\"")
+    })
+    .await;
     temporal
         .start_task(&config.task_queue, "t-crash", task_input("n", "g"))
         .await;
@@ -191,8 +188,8 @@ async fn a_worker_killed_mid_delegation_finishes_the_parent_with_one_remote_task
         })
         .await;
 
+    // `kill` returns once the process is gone.
     worker.kill().await;
-    tokio::time::sleep(Duration::from_secs(1)).await;
     worker.restart().await;
 
     let view = temporal
@@ -216,22 +213,18 @@ async fn a_worker_killed_mid_delegation_finishes_the_parent_with_one_remote_task
 
 #[tokio::test]
 async fn the_parent_and_the_stand_in_continue_as_new_and_carry_everything() {
-    let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "work", "--work-seconds", "3"]).await;
     let model = FakeModel::start(delegate_then(&["Waiting.", "Balanced."])).await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
-        &peer.url(),
-        "follow_interval = \"1s\"",
-    );
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let engine = Engine::start(baton(), &model.base_url(), |c| {
+        c.agent("ledger", &peer.url(), "follow_interval = \"1s\"")
+    })
+    .await;
+    let temporal = &engine.temporal;
     let input = serde_json::from_value(json!({
         "name": "n", "goal": "g", "limits": {"history_event_bound": 12}
     }))
     .unwrap();
-    temporal
-        .start_task(&config.task_queue, "t-roll", input)
-        .await;
+    engine.start_task("t-roll", input).await;
     let view = temporal
         .wait_for_task("t-roll", WITHIN, |v| v.state.is_terminal())
         .await;
@@ -240,7 +233,7 @@ async fn the_parent_and_the_stand_in_continue_as_new_and_carry_everything() {
     assert_eq!(view.last_answer.as_deref(), Some("Balanced."));
     assert_eq!(view.turns, 3);
     assert_eq!(view.sub_tasks[0].state, TaskState::Completed);
-    let runs = statuses(&temporal, "t-roll").await;
+    let runs = statuses(temporal, "t-roll").await;
     assert!(runs.len() >= 2, "the parent rolled over: {runs:?}");
     assert!(runs.contains(&WorkflowExecutionStatus::ContinuedAsNew));
     // The event log is carried: sequence numbers keep counting from the first run.
@@ -266,18 +259,14 @@ async fn the_parent_and_the_stand_in_continue_as_new_and_carry_everything() {
 
 #[tokio::test]
 async fn a_peer_that_dies_mid_stream_and_forgets_the_task_resolves_the_row() {
-    let temporal = TestTemporal::start().await;
     let mut peer = PythonPeer::start(&["--behaviour", "die"]).await;
     let model = FakeModel::start(delegate_then(&["Waiting.", "The ledger lost it."])).await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
-        &peer.url(),
-        "follow_interval = \"1s\"",
-    );
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(&config.task_queue, "t-die", task_input("n", "g"))
-        .await;
+    let engine = Engine::start(baton(), &model.base_url(), |c| {
+        c.agent("ledger", &peer.url(), "follow_interval = \"1s\"")
+    })
+    .await;
+    let temporal = &engine.temporal;
+    engine.start_task("t-die", task_input("n", "g")).await;
     peer.exited().await;
     // Back up with an empty task store: the task it was working on is gone.
     peer.restart().await;
@@ -298,7 +287,6 @@ async fn a_peer_that_dies_mid_stream_and_forgets_the_task_resolves_the_row() {
 
 #[tokio::test]
 async fn a_replayed_working_is_not_read_as_a_change() {
-    let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "park", "--replay-history"]).await;
     let model = FakeModel::start(delegate_then(&[
         "Waiting.",
@@ -306,28 +294,43 @@ async fn a_replayed_working_is_not_read_as_a_change() {
         "Done.",
     ]))
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
-        &peer.url(),
-        "updates = \"follow\", follow_interval = \"1s\"",
-    );
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(&config.task_queue, "t-replay", task_input("n", "g"))
-        .await;
-    temporal
+    let engine = Engine::start(baton(), &model.base_url(), |c| {
+        c.agent(
+            "ledger",
+            &peer.url(),
+            "updates = \"follow\", follow_interval = \"1s\"",
+        )
+    })
+    .await;
+    let temporal = &engine.temporal;
+    engine.start_task("t-replay", task_input("n", "g")).await;
+    let parked = temporal
         .wait_for_task("t-replay", WITHIN, |v| {
             v.sub_tasks
                 .first()
                 .is_some_and(|r| r.state == TaskState::InputRequired)
         })
         .await;
-    // Let the follow subscribe and read the replay a few times over.
+    // A subscription after the park replays the history it sent before, WORKING included.
     peer.wait_for("a subscription after the park", |s| {
         s["streams_opened"].as_u64() >= Some(2)
     })
     .await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Then a real change comes live on the same stream, after the replay: the follow reports it
+    // as the first change since the park, having read the replayed WORKING as no change.
+    let remote_id = parked.sub_tasks[0].remote_task_id.clone().unwrap();
+    let canceled = a2a_rpc(
+        &format!("{}/rpc", peer.url()),
+        "CancelTask",
+        json!({"id": remote_id}),
+        Some("front-desk"),
+    )
+    .await;
+    assert!(canceled.get("error").is_none(), "{canceled}");
+    let done = temporal
+        .wait_for_task("t-replay", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(done.state, TaskState::Completed, "{done:#?}");
 
     let page = temporal
         .client
@@ -351,10 +354,13 @@ async fn a_replayed_working_is_not_read_as_a_change() {
         .iter()
         .position(|s| *s == TaskState::InputRequired)
         .unwrap();
-    assert!(
+    assert_eq!(
         row_states[parked_at..]
             .iter()
-            .all(|s| *s == TaskState::InputRequired),
+            .copied()
+            .filter(|s| *s != TaskState::InputRequired)
+            .collect::<Vec<_>>(),
+        [TaskState::Canceled],
         "the row flipped back after the park: {row_states:?}"
     );
 }
@@ -376,6 +382,27 @@ async fn follow_queues(temporal: &TestTemporal, workflow_id: &str) -> Vec<String
             }
             _ => None,
         })
+        .collect()
+}
+
+/// The states of the follows of `workflow_id` that have not ended (scheduled, or started by a
+/// worker).
+async fn follow_states(temporal: &TestTemporal, workflow_id: &str) -> Vec<PendingActivityState> {
+    temporal
+        .client
+        .get_workflow_handle::<UntypedWorkflow>(workflow_id)
+        .describe(WorkflowDescribeOptions::default())
+        .await
+        .expect("describing the workflow")
+        .raw_description
+        .pending_activities
+        .iter()
+        .filter(|a| {
+            a.activity_type
+                .as_ref()
+                .is_some_and(|t| t.name == "follow_remote_task")
+        })
+        .map(PendingActivityInfo::state)
         .collect()
 }
 
@@ -429,28 +456,16 @@ async fn follows_beyond_the_follow_slots_wait_their_turn_and_never_starve_model_
         }
     }
     // Both stand-ins asked for a follow on the follow queue; its one slot holds one stream.
-    let deadline = tokio::time::Instant::now() + WITHIN;
     for stand_in in ["t-first.1", "t-second.1"] {
-        loop {
-            let queues = follow_queues(&temporal, stand_in).await;
-            if !queues.is_empty() {
-                assert!(queues.iter().all(|q| *q == follow_queue), "{queues:?}");
-                break;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{stand_in} never followed"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        let queues = poll_until(&format!("{stand_in} to follow"), WITHIN, || async {
+            Some(follow_queues(&temporal, stand_in).await).filter(|q| !q.is_empty())
+        })
+        .await;
+        assert!(queues.iter().all(|q| *q == follow_queue), "{queues:?}");
     }
     let held = peer
         .wait_for("one follow stream held", |s| open_streams(s) == 1)
         .await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let still = peer.stats().await;
-    assert_eq!(open_streams(&still), 1, "one slot, one stream: {still}");
-    assert_eq!(still["streams_opened"], held["streams_opened"], "{still}");
 
     // Model turns run while every follow slot is taken.
     temporal
@@ -461,6 +476,15 @@ async fn follows_beyond_the_follow_slots_wait_their_turn_and_never_starve_model_
         .await;
     assert_eq!(plain.state, TaskState::Completed, "{plain:#?}");
     assert_eq!(plain.last_answer.as_deref(), Some("Hello."));
+    // The worker has run a whole task meanwhile, and the second follow still waits for the
+    // slot: no worker has taken it, and the peer holds one stream.
+    assert_eq!(
+        follow_states(&temporal, "t-second.1").await,
+        [PendingActivityState::Scheduled]
+    );
+    let still = peer.stats().await;
+    assert_eq!(open_streams(&still), 1, "one slot, one stream: {still}");
+    assert_eq!(still["streams_opened"], held["streams_opened"], "{still}");
 
     // Cancelling the first parent frees the slot, and the waiting follow takes it. The follow
     // learns of its cancel with its next heartbeat to the server, which the SDK sends at most
@@ -486,12 +510,10 @@ async fn follows_beyond_the_follow_slots_wait_their_turn_and_never_starve_model_
 
 #[tokio::test]
 async fn sigterm_stops_the_worker_gracefully() {
-    let temporal = TestTemporal::start().await;
     let model = FakeModel::start(vec![]).await;
-    let config = WorkerConfig::new(&temporal, &model.base_url());
-    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+    let mut engine = Engine::start(baton(), &model.base_url(), |c| c).await;
     assert!(
-        worker.terminate(Duration::from_secs(20)).await,
+        engine.worker.terminate(Duration::from_secs(20)).await,
         "exit 0 after SIGTERM"
     );
 }

@@ -7,10 +7,14 @@ use std::time::Duration;
 
 use baton_proto::TaskState;
 use baton_tests::PythonPeer;
-use baton_tests::engine::{A2aProxy, TestTemporal, WorkerConfig, WorkerProcess, task_input};
+use baton_tests::engine::{
+    A2aProxy, Engine, TestTemporal, WorkerConfig, WorkerProcess, quiet, task_input,
+};
 use baton_tests::fake_model::{FakeModel, Scripted, call, reply};
 use baton_tests::metrics::{sample, scrape};
+use baton_tests::wait::poll_until;
 use serde_json::{Value, json};
+use temporalio_common::protos::temporal::api::enums::v1::EventType;
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 
 fn baton() -> &'static Path {
@@ -25,7 +29,6 @@ const WITHIN: Duration = Duration::from_secs(60);
 
 #[tokio::test]
 async fn an_unknown_agent_is_refused_at_the_call_and_nothing_is_created() {
-    let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--name", "Ledger"]).await;
     let model = FakeModel::start(vec![
         call(
@@ -39,11 +42,12 @@ async fn an_unknown_agent_is_refused_at_the_call_and_nothing_is_created() {
         reply("I will do it myself."),
     ])
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent("ledger", &peer.url(), "");
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(&config.task_queue, "t-unknown", task_input("n", "g"))
-        .await;
+    let engine = Engine::start(baton(), &model.base_url(), |c| {
+        c.agent("ledger", &peer.url(), "")
+    })
+    .await;
+    let temporal = &engine.temporal;
+    engine.start_task("t-unknown", task_input("n", "g")).await;
     let view = temporal
         .wait_for_task("t-unknown", WITHIN, |v| v.state.is_terminal())
         .await;
@@ -74,7 +78,6 @@ async fn an_unknown_agent_is_refused_at_the_call_and_nothing_is_created() {
 
 #[tokio::test]
 async fn a_creation_that_fails_is_resolved_at_once_and_never_left_stuck() {
-    let temporal = TestTemporal::start().await;
     let mut peer = PythonPeer::start(&["--name", "Ledger"]).await;
     let model = FakeModel::start(vec![
         call(
@@ -84,14 +87,14 @@ async fn a_creation_that_fails_is_resolved_at_once_and_never_left_stuck() {
         reply("The ledger is down."),
     ])
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url())
-        .agent("ledger", &peer.url(), "create_timeout = \"2s\"")
-        .with_metrics();
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let engine = Engine::start(baton(), &model.base_url(), |c| {
+        c.agent("ledger", &peer.url(), "create_timeout = \"2s\"")
+            .with_metrics()
+    })
+    .await;
+    let (temporal, config) = (&engine.temporal, &engine.config);
     peer.kill(); // registered at startup, gone when the delegation comes: retried for 2 s
-    temporal
-        .start_task(&config.task_queue, "t-nocreate", task_input("n", "g"))
-        .await;
+    engine.start_task("t-nocreate", task_input("n", "g")).await;
     let view = temporal
         .wait_for_task("t-nocreate", WITHIN, |v| v.state.is_terminal())
         .await;
@@ -120,7 +123,6 @@ async fn a_creation_that_fails_is_resolved_at_once_and_never_left_stuck() {
 
 #[tokio::test]
 async fn a_failed_child_is_noted_with_its_reason() {
-    let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "fail"]).await;
     let model = FakeModel::start(vec![
         call(
@@ -131,11 +133,12 @@ async fn a_failed_child_is_noted_with_its_reason() {
         reply("It failed."),
     ])
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent("ledger", &peer.url(), "");
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(&config.task_queue, "t-fail", task_input("n", "g"))
-        .await;
+    let engine = Engine::start(baton(), &model.base_url(), |c| {
+        c.agent("ledger", &peer.url(), "")
+    })
+    .await;
+    let temporal = &engine.temporal;
+    engine.start_task("t-fail", task_input("n", "g")).await;
     let view = temporal
         .wait_for_task("t-fail", WITHIN, |v| v.state.is_terminal())
         .await;
@@ -148,7 +151,6 @@ async fn a_failed_child_is_noted_with_its_reason() {
 
 #[tokio::test]
 async fn a_stream_that_starts_with_a_status_update_still_creates_the_row() {
-    let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "work"]).await;
     let proxy = A2aProxy::start(&peer.url()).await;
     proxy.cut_task_events();
@@ -161,15 +163,12 @@ async fn a_stream_that_starts_with_a_status_update_still_creates_the_row() {
         reply("Done."),
     ])
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
-        &proxy.url(),
-        "follow_interval = \"1s\"",
-    );
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(&config.task_queue, "t-notask", task_input("n", "g"))
-        .await;
+    let engine = Engine::start(baton(), &model.base_url(), |c| {
+        c.agent("ledger", &proxy.url(), "follow_interval = \"1s\"")
+    })
+    .await;
+    let temporal = &engine.temporal;
+    engine.start_task("t-notask", task_input("n", "g")).await;
     let view = temporal
         .wait_for_task("t-notask", WITHIN, |v| v.state.is_terminal())
         .await;
@@ -190,7 +189,6 @@ async fn a_stream_that_starts_with_a_status_update_still_creates_the_row() {
 
 #[tokio::test]
 async fn an_auth_request_is_noted_and_the_parent_waits_until_the_child_ends() {
-    let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "auth", "--settle-seconds", "1"]).await;
     let model = FakeModel::start(vec![
         call(
@@ -202,32 +200,35 @@ async fn an_auth_request_is_noted_and_the_parent_waits_until_the_child_ends() {
         reply("Signed in and done."),
     ])
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
-        &peer.url(),
-        "updates = \"follow\", follow_interval = \"1s\"",
-    );
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(&config.task_queue, "t-auth", task_input("n", "g"))
-        .await;
+    let engine = Engine::start(baton(), &model.base_url(), |c| {
+        c.agent(
+            "ledger",
+            &peer.url(),
+            "updates = \"follow\", follow_interval = \"1s\"",
+        )
+    })
+    .await;
+    let temporal = &engine.temporal;
+    engine.start_task("t-auth", task_input("n", "g")).await;
 
+    // The parent reads the note, answers, and waits: AUTH_REQUIRED itself while its sub-task
+    // waits for the sign-in, which is where it would have completed had it not waited.
     let parked = temporal
         .wait_for_task("t-auth", WITHIN, |v| {
             v.sub_tasks
                 .first()
                 .is_some_and(|r| r.state == TaskState::AuthRequired)
                 && v.turns >= 3
+                && v.sub_state.as_deref() == Some("awaiting-sub-task-authorisation")
         })
         .await;
-    assert!(
-        !parked.state.is_terminal(),
+    assert_eq!(
+        parked.state,
+        TaskState::AuthRequired,
         "never completes with an unresolved sub-task"
     );
     let all: String = model.requests().iter().map(text).collect();
     assert!(all.contains("is AUTH_REQUIRED: please sign in"), "{all}");
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    assert!(!temporal.task_view("t-auth").await.state.is_terminal());
 
     // The user signs in with the agent directly; the follow hears the task complete.
     let remote_id = parked.sub_tasks[0].remote_task_id.clone().unwrap();
@@ -246,7 +247,6 @@ async fn an_auth_request_is_noted_and_the_parent_waits_until_the_child_ends() {
 
 #[tokio::test]
 async fn a_long_answer_reaches_the_model_cut_at_4000_characters() {
-    let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "long", "--answer-chars", "5000"]).await;
     let model = FakeModel::start(vec![
         call(
@@ -257,11 +257,12 @@ async fn a_long_answer_reaches_the_model_cut_at_4000_characters() {
         reply("Read."),
     ])
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent("ledger", &peer.url(), "");
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(&config.task_queue, "t-long", task_input("n", "g"))
-        .await;
+    let engine = Engine::start(baton(), &model.base_url(), |c| {
+        c.agent("ledger", &peer.url(), "")
+    })
+    .await;
+    let temporal = &engine.temporal;
+    engine.start_task("t-long", task_input("n", "g")).await;
     let view = temporal
         .wait_for_task("t-long", WITHIN, |v| v.state.is_terminal())
         .await;
@@ -279,17 +280,14 @@ async fn a_long_answer_reaches_the_model_cut_at_4000_characters() {
 
 #[tokio::test]
 async fn the_model_is_retried_on_429_and_a_400_fails_the_task_with_its_message() {
-    let temporal = TestTemporal::start().await;
     let model = FakeModel::start(vec![
         Scripted::Status(429, r#"{"error":{"message":"slow down"}}"#.into()),
         reply("Done after a retry."),
     ])
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).with_metrics();
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(&config.task_queue, "t-429", task_input("n", "g"))
-        .await;
+    let engine = Engine::start(baton(), &model.base_url(), WorkerConfig::with_metrics).await;
+    let (temporal, config) = (&engine.temporal, &engine.config);
+    engine.start_task("t-429", task_input("n", "g")).await;
     let view = temporal
         .wait_for_task("t-429", WITHIN, |v| v.state.is_terminal())
         .await;
@@ -300,9 +298,7 @@ async fn the_model_is_retried_on_429_and_a_400_fails_the_task_with_its_message()
         400,
         r#"{"error":{"message":"Invalid 'model'"}}"#.into(),
     ));
-    temporal
-        .start_task(&config.task_queue, "t-400", task_input("n", "g"))
-        .await;
+    engine.start_task("t-400", task_input("n", "g")).await;
     let view = temporal
         .wait_for_task("t-400", WITHIN, |v| v.state.is_terminal())
         .await;
@@ -339,21 +335,18 @@ async fn the_model_is_retried_on_429_and_a_400_fails_the_task_with_its_message()
 
 #[tokio::test]
 async fn reaching_the_turn_limit_fails_the_task() {
-    let temporal = TestTemporal::start().await;
     let model = FakeModel::start(vec![
         call("no_such_tool", json!({})),
         call("no_such_tool", json!({})),
         call("no_such_tool", json!({})),
     ])
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url());
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let engine = Engine::start(baton(), &model.base_url(), |c| c).await;
+    let temporal = &engine.temporal;
     let input =
         serde_json::from_value(json!({"name": "n", "goal": "g", "limits": {"max_turns": 2}}))
             .unwrap();
-    temporal
-        .start_task(&config.task_queue, "t-turns", input)
-        .await;
+    engine.start_task("t-turns", input).await;
     let view = temporal
         .wait_for_task("t-turns", WITHIN, |v| v.state.is_terminal())
         .await;
@@ -369,7 +362,6 @@ async fn the_turn_limit_counts_the_turns_after_each_message_not_the_conversation
     use baton_workflows::TaskWorkflow;
     use temporalio_client::WorkflowExecuteUpdateOptions;
 
-    let temporal = TestTemporal::start().await;
     // Two turns for each of the first two messages, then three for the third.
     let model = FakeModel::start(vec![
         call("no_such_tool", json!({})),
@@ -381,16 +373,14 @@ async fn the_turn_limit_counts_the_turns_after_each_message_not_the_conversation
         call("no_such_tool", json!({})),
     ])
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url());
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let engine = Engine::start(baton(), &model.base_url(), |c| c).await;
+    let temporal = &engine.temporal;
     let input = serde_json::from_value(json!({
         "name": "chat", "goal": "Chat.", "lifecycle": "conversation", "limits": {"max_turns": 2},
         "participants": [{"id": "alice", "kind": "human", "role": "reporter"}]
     }))
     .unwrap();
-    temporal
-        .start_task(&config.task_queue, "t-budget", input)
-        .await;
+    engine.start_task("t-budget", input).await;
     let parked = |turns: u32| {
         move |v: &baton_proto::TaskView| v.turns == turns && v.state == TaskState::InputRequired
     };
@@ -432,7 +422,6 @@ async fn the_turn_limit_counts_the_turns_after_each_message_not_the_conversation
 
 #[tokio::test]
 async fn a_delegated_peer_parked_awaiting_its_next_message_counts_as_completed() {
-    let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "converse"]).await;
     let model = FakeModel::start(vec![
         call(
@@ -443,11 +432,12 @@ async fn a_delegated_peer_parked_awaiting_its_next_message_counts_as_completed()
         reply("It says 4."),
     ])
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent("ledger", &peer.url(), "");
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(&config.task_queue, "t-converse", task_input("n", "g"))
-        .await;
+    let engine = Engine::start(baton(), &model.base_url(), |c| {
+        c.agent("ledger", &peer.url(), "")
+    })
+    .await;
+    let temporal = &engine.temporal;
+    engine.start_task("t-converse", task_input("n", "g")).await;
     let view = temporal
         .wait_for_task("t-converse", WITHIN, |v| v.state.is_terminal())
         .await;
@@ -463,7 +453,6 @@ async fn a_delegated_peer_parked_awaiting_its_next_message_counts_as_completed()
 
 #[tokio::test]
 async fn with_updates_off_a_parked_task_is_left_alone_between_turns() {
-    let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "park", "--settle-seconds", "1"]).await;
     let model = FakeModel::start(vec![
         call(
@@ -474,29 +463,44 @@ async fn with_updates_off_a_parked_task_is_left_alone_between_turns() {
         reply("It asks which account."),
     ])
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
-        &peer.url(),
-        "updates = \"off\", follow_interval = \"1s\"",
-    );
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(&config.task_queue, "t-off", task_input("n", "g"))
-        .await;
+    let engine = Engine::start(baton(), &model.base_url(), |c| {
+        c.agent(
+            "ledger",
+            &peer.url(),
+            "updates = \"off\", follow_interval = \"1s\"",
+        )
+    })
+    .await;
+    let temporal = &engine.temporal;
+    engine.start_task("t-off", task_input("n", "g")).await;
     // While WORKING the task is still followed, so the park is heard and noted.
     temporal
         .wait_for_task("t-off", WITHIN, |v| {
             v.turns == 3 && v.sub_tasks[0].state == TaskState::InputRequired
         })
         .await;
-    let before = peer.stats().await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let after = peer.stats().await;
-    assert_eq!(
-        before["streams_opened"], after["streams_opened"],
-        "nothing watches a parked task"
+    // The stand-in told its parent of the park, and then settled with nothing under way: no
+    // follow was scheduled after the news, and the peer holds no stream.
+    let settled = poll_until("the stand-in to settle after the park", WITHIN, || async {
+        let events = temporal.history("t-off.1").await;
+        let told = events
+            .iter()
+            .rposition(|e| e.event_type() == EventType::ExternalWorkflowExecutionSignaled)?;
+        let settled = quiet(&events)
+            && events[told..]
+                .iter()
+                .any(|e| e.event_type() == EventType::WorkflowTaskCompleted);
+        settled.then(|| events[told..].to_vec())
+    })
+    .await;
+    assert!(
+        settled
+            .iter()
+            .all(|e| e.event_type() != EventType::ActivityTaskScheduled),
+        "nothing watches a parked task: {settled:?}"
     );
-    assert_eq!(after["streams_opened"], after["streams_closed"]);
+    let stats = peer.stats().await;
+    assert_eq!(stats["streams_opened"], stats["streams_closed"], "{stats}");
     assert!(!temporal.task_view("t-off").await.state.is_terminal());
 }
 
@@ -522,18 +526,15 @@ async fn a_conversation_parks_after_each_answer_and_takes_messages_from_particip
     use baton_workflows::TaskWorkflow;
     use temporalio_client::{WorkflowCancelOptions, WorkflowExecuteUpdateOptions};
 
-    let temporal = TestTemporal::start().await;
     let model = FakeModel::start(vec![reply("Hello Alice."), reply("You are welcome.")]).await;
-    let config = WorkerConfig::new(&temporal, &model.base_url());
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let engine = Engine::start(baton(), &model.base_url(), |c| c).await;
+    let temporal = &engine.temporal;
     let input = serde_json::from_value(json!({
         "name": "chat", "goal": "Say hello.", "lifecycle": "conversation",
         "participants": [{"id": "alice", "kind": "human", "role": "reporter"}]
     }))
     .unwrap();
-    temporal
-        .start_task(&config.task_queue, "t-chat", input)
-        .await;
+    engine.start_task("t-chat", input).await;
     let parked = |turns: u32| {
         move |v: &baton_proto::TaskView| {
             v.turns == turns
@@ -609,10 +610,9 @@ async fn an_unreadable_input_fails_the_task_at_once_with_the_reason() {
     use baton_workflows::TaskWorkflow;
     use temporalio_client::WorkflowStartOptions;
 
-    let temporal = TestTemporal::start().await;
     let model = FakeModel::start(vec![]).await;
-    let config = WorkerConfig::new(&temporal, &model.base_url());
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let engine = Engine::start(baton(), &model.base_url(), |c| c).await;
+    let (temporal, config) = (&engine.temporal, &engine.config);
     // What a typo on the Temporal CLI sends: any JSON is accepted at start.
     let typo = TaskStart::Invalid {
         error: String::new(),

@@ -10,23 +10,25 @@
 //! [`A2aProxy`] between Baton and the agent.
 
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use baton_core::push_token::token_digest;
 use baton_proto::{RemoteView, TaskInput, TaskState, TaskView, WatchKind};
 use baton_tests::PythonPeer;
 use baton_tests::engine::{
     A2aProxy, TestTemporal, WorkerConfig, WorkerProcess, a2a_rpc, history_text, http_post,
-    http_post_chunked, task_input,
+    http_post_chunked, quiet, task_input,
 };
 use baton_tests::fake_model::{FakeModel, Scripted, call, reply};
 use baton_tests::metrics;
+use baton_tests::wait::{HANG_GUARD, poll_until};
 use baton_workflows::RemoteTaskWorkflow;
 use serde_json::{Value, json};
 use temporalio_client::{
     UntypedWorkflow, WorkflowCancelOptions, WorkflowDescribeOptions, WorkflowExecutionStatus,
     WorkflowQueryOptions,
 };
+use temporalio_common::protos::temporal::api::enums::v1::EventType;
 use temporalio_common::protos::temporal::api::history::v1::HistoryEvent;
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 
@@ -71,6 +73,8 @@ struct Parked {
     base_url: String,
     task_queue: String,
     metrics_url: String,
+    /// `agents[].push_safety_fetch`: the stand-in's timer while it waits for a push.
+    safety_fetch: Duration,
 }
 
 impl Parked {
@@ -97,7 +101,8 @@ impl Parked {
         proxy_refusing: Option<&[(&str, usize)]>,
     ) -> Parked {
         // A safety fetch of 10 minutes never fires within a test, so fetches are counted exactly.
-        Self::launch_with_safety_fetch(parent, input, proxy_refusing, "10m").await
+        Self::launch_with_safety_fetch(parent, input, proxy_refusing, Duration::from_secs(600))
+            .await
     }
 
     /// As [`Parked::launch`], with `agents[].push_safety_fetch = safety_fetch`.
@@ -105,7 +110,7 @@ impl Parked {
         parent: &str,
         input: TaskInput,
         proxy_refusing: Option<&[(&str, usize)]>,
-        safety_fetch: &str,
+        safety_fetch: Duration,
     ) -> Parked {
         let temporal = TestTemporal::start().await;
         let peer = PythonPeer::start(&["--name", "Ledger", "--behaviour", "park", "--push"]).await;
@@ -125,7 +130,10 @@ impl Parked {
             .agent(
                 "ledger",
                 &agent_url,
-                &format!("follow_interval = \"1s\", push_safety_fetch = \"{safety_fetch}\""),
+                &format!(
+                    "follow_interval = \"1s\", push_safety_fetch = \"{}s\"",
+                    safety_fetch.as_secs()
+                ),
             )
             .with_push_receiver()
             .with_metrics();
@@ -145,6 +153,7 @@ impl Parked {
             base_url,
             task_queue: config.task_queue.clone(),
             metrics_url,
+            safety_fetch,
         }
     }
 
@@ -157,10 +166,11 @@ impl Parked {
     }
 
     /// Waits until the sub-task is parked in INPUT_REQUIRED (with a push config registered when
-    /// `push`), the parent's model has read that, and both workflows are idle.
+    /// `push`), the parent's model has read that and the parent waits, and a push-watched
+    /// stand-in waits for a push.
     async fn wait_until_parked(&mut self, push: bool) {
         let view = self
-            .wait_for_stand_in(Duration::from_secs(60), |v| {
+            .wait_for_stand_in("parked in INPUT_REQUIRED", |v| {
                 v.last.state == TaskState::InputRequired
             })
             .await;
@@ -178,8 +188,10 @@ impl Parked {
                 .any(|r| all_text(r).contains(INPUT_REQUIRED_NOTE))
         })
         .await;
-        self.settled_history(&self.parent).await;
-        self.settled_history(&self.stand_in).await;
+        self.wait_until_quiet(&self.parent).await;
+        if push {
+            self.waiting_for_push().await;
+        }
     }
 
     /// `<base_url>/a2a/push/<stand-in id>`, the id percent-encoded as one path segment.
@@ -210,42 +222,27 @@ impl Parked {
             .ok()
     }
 
-    /// Polls the stand-in's `task` query until `done` holds, for at most `within`.
+    /// Polls the stand-in's `task` query until `done` holds.
     async fn wait_for_stand_in(
         &self,
-        within: Duration,
+        what: &str,
         done: impl Fn(&RemoteView) -> bool,
     ) -> RemoteView {
-        let deadline = Instant::now() + within;
-        loop {
-            let view = self.stand_in_view().await;
-            if let Some(view) = view.as_ref().filter(|v| done(v)) {
-                return view.clone();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the stand-in {} did not get there in {within:?}; last: {view:#?}",
-                self.stand_in
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        let what = format!("the stand-in {}: {what}", self.stand_in);
+        poll_until(&what, HANG_GUARD, || async {
+            self.stand_in_view().await.filter(|view| done(view))
+        })
+        .await
     }
 
-    /// Polls the fake model's requests until `check` holds, for at most 30 s.
+    /// Polls the fake model's requests until `check` holds.
     async fn wait_for_model(&self, what: &str, check: impl Fn(&[Value]) -> bool) -> Vec<Value> {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
+        let what = format!("the model to see {what}");
+        poll_until(&what, HANG_GUARD, || async {
             let requests = self.model.requests();
-            if check(&requests) {
-                return requests;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the model never saw {what}; {} requests",
-                requests.len()
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+            check(&requests).then_some(requests)
+        })
+        .await
     }
 
     async fn parent_view(&self) -> TaskView {
@@ -257,23 +254,27 @@ impl Parked {
         self.temporal.history(id).await
     }
 
-    /// Waits (at most 20 s) until the history of `id` stops growing for a second, and returns
-    /// its length.
-    async fn settled_history(&self, id: &str) -> usize {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let mut before = self.history(id).await.len();
-        loop {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            let now = self.history(id).await.len();
-            if now == before {
-                return now;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the history of {id} kept growing"
-            );
-            before = now;
-        }
+    /// Waits until workflow `id` has nothing under way (no workflow task, no activity): the
+    /// parent waiting for its sub-task. Returns its history's length.
+    async fn wait_until_quiet(&self, id: &str) -> usize {
+        poll_until(&format!("{id} to be quiet"), HANG_GUARD, || async {
+            let events = self.history(id).await;
+            quiet(&events).then_some(events.len())
+        })
+        .await
+    }
+
+    /// Waits until the stand-in waits for a push: nothing under way, and the safety-fetch timer
+    /// of its latest watch step still running (so it is neither fetching nor rechecking).
+    /// Returns its history's length.
+    async fn waiting_for_push(&self) -> usize {
+        let what = format!("{} to wait for a push", self.stand_in);
+        poll_until(&what, HANG_GUARD, || async {
+            let events = self.history(&self.stand_in).await;
+            (quiet(&events) && safety_timer_running(&events, self.safety_fetch))
+                .then_some(events.len())
+        })
+        .await
     }
 
     async fn get_remote_task_count(&self) -> usize {
@@ -329,27 +330,75 @@ impl Parked {
     }
 
     async fn wait_for_stand_in_closed(&self) {
+        self.wait_for_stand_in_status(WorkflowExecutionStatus::Completed)
+            .await;
+    }
+
+    /// Polls the stand-in's workflow status until it is `wanted`.
+    async fn wait_for_stand_in_status(&self, wanted: WorkflowExecutionStatus) {
         let handle = self
             .temporal
             .client
             .get_workflow_handle::<UntypedWorkflow>(self.stand_in.as_str());
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
+        let what = format!("the stand-in to end {wanted:?}");
+        poll_until(&what, HANG_GUARD, || async {
             let status = handle
                 .describe(WorkflowDescribeOptions::default())
                 .await
                 .expect("describing the stand-in")
                 .status();
-            if status == WorkflowExecutionStatus::Completed {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the stand-in did not complete: {status:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+            (status == wanted).then_some(())
+        })
+        .await;
     }
+
+    /// Waits until the stand-in has scheduled at least `n` fetches (`get_remote_task`).
+    async fn wait_for_fetches(&self, n: usize) {
+        let what = format!("{n} fetches by the stand-in");
+        poll_until(&what, HANG_GUARD, || async {
+            (self.get_remote_task_count().await >= n).then_some(())
+        })
+        .await;
+    }
+}
+
+/// Whether the last safety-fetch timer (`safety`) the history started is still running.
+fn safety_timer_running(events: &[HistoryEvent], safety: Duration) -> bool {
+    let Some(started) = events.iter().rev().find(|event| {
+        matches!(
+            &event.attributes,
+            Some(Attributes::TimerStartedEventAttributes(timer))
+                if timer.start_to_fire_timeout.as_ref().map(|d| d.seconds as u64)
+                    == Some(safety.as_secs())
+        )
+    }) else {
+        return false;
+    };
+    !events.iter().any(|event| match &event.attributes {
+        Some(Attributes::TimerFiredEventAttributes(fired)) => {
+            fired.started_event_id == started.event_id
+        }
+        Some(Attributes::TimerCanceledEventAttributes(canceled)) => {
+            canceled.started_event_id == started.event_id
+        }
+        _ => false,
+    }) && !events.iter().any(|event| {
+        event.event_id > started.event_id && event.event_type() == EventType::ActivityTaskScheduled
+    })
+}
+
+/// The durations of the timers the history started after event `after`, in order.
+fn timers_after(events: &[HistoryEvent], after: usize) -> Vec<Duration> {
+    events[after..]
+        .iter()
+        .filter_map(|event| match &event.attributes {
+            Some(Attributes::TimerStartedEventAttributes(timer)) => timer
+                .start_to_fire_timeout
+                .as_ref()
+                .map(|d| Duration::from_secs(d.seconds as u64)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A push body as the a2a-sdk sends it: a StreamResponse with a status update.
@@ -418,24 +467,6 @@ fn count_events(events: &[HistoryEvent], kind: &str) -> usize {
         .count()
 }
 
-/// When each `activity` activity was scheduled, in order.
-fn scheduled_times(events: &[HistoryEvent], activity: &str) -> Vec<SystemTime> {
-    events
-        .iter()
-        .filter(|event| {
-            matches!(
-                &event.attributes,
-                Some(Attributes::ActivityTaskScheduledEventAttributes(scheduled))
-                    if scheduled.activity_type.as_ref().is_some_and(|t| t.name == activity)
-            )
-        })
-        .map(|event| {
-            let time = event.event_time.expect("every event has a time");
-            UNIX_EPOCH + Duration::new(time.seconds as u64, time.nanos as u32)
-        })
-        .collect()
-}
-
 /// How many signals (each a `child_done` to the parent) the history sent.
 fn signals_sent(events: &[HistoryEvent]) -> usize {
     events
@@ -486,14 +517,12 @@ async fn a_pushed_completion_reaches_the_parent_and_the_push_config_is_deleted()
     );
     let turns_while_parked = requests.len();
     assert!(turns_while_parked >= 2, "a spawn turn, then text answers");
-    for _ in 0..10 {
-        let parent = run.parent_view().await;
-        assert!(!parent.state.is_terminal(), "{parent:#?}");
-        assert_eq!(parent.sub_tasks.len(), 1);
-        assert_eq!(parent.sub_tasks[0].state, TaskState::InputRequired);
-        assert!(!parent.sub_tasks[0].resolved);
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    // The parent is quiet (`Parked::start`) after its last turn: it decided to wait.
+    let parent = run.parent_view().await;
+    assert!(!parent.state.is_terminal(), "{parent:#?}");
+    assert_eq!(parent.sub_tasks.len(), 1);
+    assert_eq!(parent.sub_tasks[0].state, TaskState::InputRequired);
+    assert!(!parent.sub_tasks[0].resolved);
     assert_eq!(
         run.model.requests().len(),
         turns_while_parked,
@@ -599,7 +628,7 @@ async fn the_push_receiver_refuses_bad_pushes_and_writes_nothing_to_history() {
 
     type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, Vec<u8>, u16);
     let bearer = format!("Bearer {forged}");
-    let cases: Vec<Case> = vec![
+    let cases: Vec<Case<'_>> = vec![
         ("no token", vec![], good_body.clone(), 401),
         (
             "an empty token",
@@ -829,6 +858,7 @@ async fn a_push_the_agent_does_not_confirm_is_rechecked_and_never_applied() {
     let before = run.get_remote_task_count().await;
     assert!(before >= 1, "a fetch right after the registration");
     let turns = run.model.requests().len();
+    let pushed_at = run.history(&run.stand_in).await.len();
     let told = signals_sent(&run.history(&run.stand_in).await);
 
     // A valid token, but the body claims COMPLETED while the agent still has the task parked.
@@ -840,28 +870,21 @@ async fn a_push_the_agent_does_not_confirm_is_rechecked_and_never_applied() {
     .await;
     assert_eq!(status, 204, "{text}");
 
-    // One fetch for the push, then rechecks after 1, 2 and 4 s: four in all, then no more.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while run.get_remote_task_count().await < before + 4 {
-        assert!(Instant::now() < deadline, "the stand-in did not recheck");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    run.settled_history(&run.stand_in).await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // One fetch for the push, then rechecks after 1, 2 and 4 s: four in all, then no more,
+    // which it shows by waiting for the next push again.
+    run.wait_for_fetches(before + 4).await;
+    run.waiting_for_push().await;
     let events = run.history(&run.stand_in).await;
     assert_eq!(scheduled(&events, "get_remote_task"), before + 4);
-    let times = scheduled_times(&events, "get_remote_task");
-    let gaps: Vec<Duration> = times[before..]
-        .windows(2)
-        .map(|pair| pair[1].duration_since(pair[0]).unwrap())
+    let rechecks: Vec<Duration> = timers_after(&events, pushed_at)
+        .into_iter()
+        .filter(|timer| *timer < Duration::from_secs(60))
         .collect();
-    for (gap, delay) in gaps.iter().zip([1, 2, 4]) {
-        let delay = Duration::from_secs(delay);
-        assert!(
-            *gap >= delay && *gap < delay + Duration::from_secs(3),
-            "rechecks after 1, 2 and 4 s; the gaps: {gaps:?}"
-        );
-    }
+    assert_eq!(
+        rechecks,
+        [1, 2, 4].map(Duration::from_secs),
+        "rechecks after 1, 2 and 4 s"
+    );
     assert_eq!(signals_sent(&events), told, "the parent was told nothing");
 
     // The push body was never applied: the stand-in and the parent still see INPUT_REQUIRED.
@@ -895,12 +918,9 @@ async fn a_push_the_agent_does_not_confirm_is_rechecked_and_never_applied() {
         let (status, text) = http_post(&url, &[header], claims_parked.clone()).await;
         assert_eq!(status, 204, "{}: {text}", header.0);
         let expected = before + 5 + n;
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while run.get_remote_task_count().await < expected {
-            assert!(Instant::now() < deadline, "the stand-in did not fetch");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        tokio::time::sleep(Duration::from_millis(1500)).await;
+        run.wait_for_fetches(expected).await;
+        // Back to waiting for a push, with no recheck timer between.
+        run.waiting_for_push().await;
         assert_eq!(run.get_remote_task_count().await, expected, "no recheck");
     }
     assert_eq!(run.model.requests().len(), turns, "no news, no turn");
@@ -953,23 +973,8 @@ async fn a_cancelled_push_watched_delegation_deletes_its_push_config_and_refuses
         .await;
     assert_eq!(stats["cancels"], json!([run.remote_id]), "{stats}");
     assert_eq!(stats["push_configs"], json!([]), "{stats}");
-    let handle = run
-        .temporal
-        .client
-        .get_workflow_handle::<UntypedWorkflow>(run.stand_in.as_str());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let status = handle
-            .describe(WorkflowDescribeOptions::default())
-            .await
-            .expect("describing the stand-in")
-            .status();
-        if status == WorkflowExecutionStatus::Canceled {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the stand-in is {status:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    run.wait_for_stand_in_status(WorkflowExecutionStatus::Canceled)
+        .await;
 
     let ended = run.history(&run.stand_in).await.len();
     let (status, text) = http_post(
@@ -1021,7 +1026,7 @@ async fn a_push_watched_stand_in_continues_as_new_and_keeps_accepting_its_token(
         let (status, text) = http_post(&run.push_url(), &header, claims_parked.clone()).await;
         assert_eq!(status, 204, "push {pushes}: {text}");
         pushes += 1;
-        run.settled_history(&run.stand_in).await;
+        run.waiting_for_push().await;
     }
     let view = run.stand_in_view().await.unwrap();
     assert_eq!(
@@ -1034,13 +1039,9 @@ async fn a_push_watched_stand_in_continues_as_new_and_keeps_accepting_its_token(
     // The new run knows the digest: the same token is still accepted and wakes a fetch.
     let (status, text) = http_post(&run.push_url(), &header, claims_parked.clone()).await;
     assert_eq!(status, 204, "after the roll-over: {text}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while run.get_remote_task_count().await == 0 {
-        assert!(Instant::now() < deadline, "the new run did not fetch");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    run.wait_for_fetches(1).await;
     let forged = token_digest("forged");
-    let before = run.settled_history(&run.stand_in).await;
+    let before = run.waiting_for_push().await;
     let (status, _) = http_post(
         &run.push_url(),
         &[("X-A2A-Notification-Token", forged.as_str())],
@@ -1173,12 +1174,8 @@ async fn a_push_whose_fetch_fails_is_fetched_again_until_the_agent_answers() {
     .await;
     assert_eq!(status, 204, "{text}");
     // The retried fetch, then the rechecks at 1, 2 and 4 s while the claim is not borne out.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while run.get_remote_task_count().await < before + 4 {
-        assert!(Instant::now() < deadline, "the stand-in did not recheck");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    run.settled_history(&run.stand_in).await;
+    run.wait_for_fetches(before + 4).await;
+    run.waiting_for_push().await;
     let events = run.history(&run.stand_in).await;
     assert_eq!(scheduled(&events, "get_remote_task"), before + 4);
     assert_eq!(
@@ -1264,7 +1261,8 @@ async fn a_push_config_the_agent_will_not_delete_still_closes_the_stand_in() {
 #[tokio::test]
 async fn a_push_lost_while_the_receiver_was_down_costs_at_most_the_safety_fetch() {
     let input = task_input("books", "Find out which account the ledger is for.");
-    let mut run = Parked::launch_with_safety_fetch("t-lost-push", input, None, "2s").await;
+    let mut run =
+        Parked::launch_with_safety_fetch("t-lost-push", input, None, Duration::from_secs(2)).await;
     run.wait_until_parked(true).await;
 
     // No receiver: the agent's push of the answer goes nowhere, and it does not push again.
@@ -1318,7 +1316,8 @@ async fn a_push_lost_while_the_receiver_was_down_costs_at_most_the_safety_fetch(
 #[tokio::test]
 async fn a_push_watched_task_the_agent_forgot_resolves_the_row_failed() {
     let input = task_input("books", "Find out which account the ledger is for.");
-    let mut run = Parked::launch_with_safety_fetch("t-forgotten", input, None, "2s").await;
+    let mut run =
+        Parked::launch_with_safety_fetch("t-forgotten", input, None, Duration::from_secs(2)).await;
     run.wait_until_parked(true).await;
 
     // The agent restarts with its state lost: the next fetch finds no such task.

@@ -8,6 +8,7 @@ use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess};
 use baton_tests::fake_model::{FakeModel, Scripted, reply};
 use baton_tests::oidc_issuer::OidcIssuer;
 use baton_tests::sdk_client::SdkClient;
+use baton_tests::wait::{HANG_GUARD, poll_until};
 use serde_json::{Value, json};
 
 fn baton() -> &'static Path {
@@ -320,38 +321,26 @@ async fn return_immediately_answers_once_the_task_exists_and_subscribe_follows_i
     let parked = wait_state(&alice, &task_id, "TASK_STATE_INPUT_REQUIRED").await;
     assert_eq!(parked["id"], task_id.as_str());
 
-    let follower = tokio::spawn({
-        let url = agent.url.clone();
-        let task_id = task_id.clone();
-        async move {
-            SdkClient::new(&url, "JSONRPC", "alice")
-                .call("subscribe", &["--task-id", &task_id])
-                .await
-                .ok()
-        }
-    });
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut follower =
+        SdkClient::new(&agent.url, "JSONRPC", "alice").open("subscribe", &["--task-id", &task_id]);
+    // The subscription is open once it has sent the task as it is.
+    let first = follower.next_event().await;
+    assert_eq!(first["task"]["id"], task_id.as_str(), "{first}");
     alice.call("cancel", &["--task-id", &task_id]).await.ok();
-    let events = tokio::time::timeout(Duration::from_secs(30), follower)
-        .await
-        .expect("the subscription ends at the terminal state")
-        .unwrap();
-    assert!(events[0].get("task").is_some(), "{events:?}");
+    let events = follower.rest().await;
     assert_eq!(
         events.last().unwrap()["statusUpdate"]["status"]["state"],
-        "TASK_STATE_CANCELED"
+        "TASK_STATE_CANCELED",
+        "the subscription ends at the terminal state: {events:?}"
     );
 }
 
 async fn wait_state(client: &SdkClient, task_id: &str, wanted: &str) -> Value {
-    for _ in 0..100 {
+    poll_until(&format!("task {task_id} {wanted}"), HANG_GUARD, || async {
         let got = client.call("get", &["--task-id", task_id]).await.ok();
-        if state(&got[0]) == wanted {
-            return got[0].clone();
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    panic!("task {task_id} never reached {wanted}");
+        (state(&got[0]) == wanted).then(|| got[0].clone())
+    })
+    .await
 }
 
 #[tokio::test]
@@ -380,29 +369,19 @@ async fn a_gateway_restart_loses_nothing() {
     let got = alice.call("get", &["--task-id", &task_id]).await.ok();
     assert_eq!(state(&got[0]), "TASK_STATE_INPUT_REQUIRED");
     assert_eq!(got[0]["history"].as_array().unwrap().len(), 2);
-    let follower = tokio::spawn({
-        let url = url.clone();
-        let task_id = task_id.clone();
-        async move {
-            SdkClient::new(&url, "HTTP+JSON", "alice")
-                .call("subscribe", &["--task-id", &task_id])
-                .await
-                .ok()
-        }
-    });
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut follower =
+        SdkClient::new(&url, "HTTP+JSON", "alice").open("subscribe", &["--task-id", &task_id]);
+    // The subscription is open once it has sent the task as it is.
+    let first = follower.next_event().await;
+    assert_eq!(first["task"]["id"], task_id.as_str(), "{first}");
     let next = alice
         .call("send", &["--task-id", &task_id, "--text", "Still there?"])
         .await
         .ok();
     assert_eq!(state(&next[0]["task"]), "TASK_STATE_INPUT_REQUIRED");
     alice.call("cancel", &["--task-id", &task_id]).await.ok();
-    let events = tokio::time::timeout(Duration::from_secs(30), follower)
-        .await
-        .expect("the subscription ends")
-        .unwrap();
-    assert_eq!(events[0]["task"]["id"], task_id.as_str());
-    let states: Vec<&str> = events[1..]
+    let events = follower.rest().await;
+    let states: Vec<&str> = events
         .iter()
         .filter_map(|e| e["statusUpdate"]["status"]["state"].as_str())
         .collect();
@@ -445,6 +424,19 @@ impl Webhook {
             axum::serve(listener, app).await.ok();
         });
         Webhook { url, seen, server }
+    }
+
+    /// Waits until what arrived so far satisfies `done`; returns all of it.
+    async fn wait_for(
+        &self,
+        what: &str,
+        done: impl Fn(&[(axum::http::HeaderMap, Value)]) -> bool,
+    ) -> Vec<(axum::http::HeaderMap, Value)> {
+        poll_until(what, HANG_GUARD, || async {
+            let seen = self.seen.lock().unwrap().clone();
+            done(&seen).then_some(seen)
+        })
+        .await
     }
 }
 
@@ -512,17 +504,13 @@ async fn push_configs_are_kept_with_the_task_and_changes_are_pushed_to_the_webho
             .call("send", &["--task-id", &task_id, "--text", "Again"])
             .await
             .ok();
-        let mut pushed = Vec::new();
-        for _ in 0..100 {
-            pushed = seen.lock().unwrap().clone();
-            if pushed
-                .iter()
-                .any(|(_, b)| b["statusUpdate"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED")
-            {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        let pushed = webhook
+            .wait_for("the park pushed", |pushed| {
+                pushed.iter().any(|(_, b)| {
+                    b["statusUpdate"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+                })
+            })
+            .await;
         let states: Vec<&str> = pushed
             .iter()
             .filter_map(|(_, b)| b["statusUpdate"]["status"]["state"].as_str())
@@ -603,11 +591,8 @@ async fn a_webhook_sent_with_the_first_message_hears_its_first_change() {
         assert_eq!(configs.len(), 1, "{listed:?}");
         assert_eq!(configs[0]["url"], hook.as_str());
 
-        let mut states = Vec::new();
-        for _ in 0..100 {
-            states = seen
-                .lock()
-                .unwrap()
+        let states_of = |pushed: &[(axum::http::HeaderMap, Value)]| -> Vec<String> {
+            pushed
                 .iter()
                 .filter(|(_, b)| b["statusUpdate"]["taskId"] == task_id.as_str())
                 .filter_map(|(_, b)| {
@@ -615,12 +600,14 @@ async fn a_webhook_sent_with_the_first_message_hears_its_first_change() {
                         .as_str()
                         .map(String::from)
                 })
-                .collect();
-            if states.last().map(String::as_str) == Some("TASK_STATE_INPUT_REQUIRED") {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+                .collect()
+        };
+        let pushed = webhook
+            .wait_for("the park pushed", |pushed| {
+                states_of(pushed).last().map(String::as_str) == Some("TASK_STATE_INPUT_REQUIRED")
+            })
+            .await;
+        let states = states_of(&pushed);
         assert_eq!(
             states,
             ["TASK_STATE_WORKING", "TASK_STATE_INPUT_REQUIRED"],
@@ -901,19 +888,15 @@ async fn a_webhook_that_redirects_is_never_followed() {
 
     // Every attempt of a push got the redirect and gave up: had it been followed, the target
     // would have had the push before the attempt failed.
-    let deadline = std::time::Instant::now() + Duration::from_secs(90);
-    loop {
-        let failed = temporal
+    poll_until("a push that failed", Duration::from_secs(90), || async {
+        temporal
             .history(&task_id)
             .await
             .iter()
-            .any(|event| format!("{:?}", event.event_type()) == "ActivityTaskFailed");
-        if failed {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "no push failed");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+            .any(|event| format!("{:?}", event.event_type()) == "ActivityTaskFailed")
+            .then_some(())
+    })
+    .await;
     assert!(!redirecting.requests().is_empty());
     assert!(
         target.seen.lock().unwrap().is_empty(),
@@ -1483,14 +1466,10 @@ async fn part_floods_and_requests_past_the_concurrency_limit_are_refused_before_
 
     // One blocking send takes the only place until its held turn is let go.
     let blocking = tokio::spawn(rpc(send(json!("held"), vec![json!({"text": "hi"})])));
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while model.requests().is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the held send never reached the model"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    poll_until("the held send to reach the model", HANG_GUARD, || async {
+        (!model.requests().is_empty()).then_some(())
+    })
+    .await;
     let busy = rpc(json!({"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": "t"}}))
         .await
         .unwrap();

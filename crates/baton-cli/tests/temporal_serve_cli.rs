@@ -3,9 +3,9 @@
 //! process behind.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use baton_tests::{free_ports, process_alive, venv_program};
+use baton_tests::{free_ports, venv_program, wait_server_gone};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 fn config(state: &std::path::Path) -> String {
@@ -27,17 +27,6 @@ fn config_on(state: &std::path::Path, [port, ui_port]: [u16; 2]) -> String {
         venv_program("temporal").display(),
         state.join("temporal.sqlite").display(),
     )
-}
-
-async fn wait_gone(pid: u32) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while process_alive(pid) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(
-        !process_alive(pid),
-        "the Temporal server {pid} is still running"
-    );
 }
 
 /// `baton temporal serve` prints the Web UI URL, and SIGTERM or Ctrl-C stops the server with it.
@@ -76,7 +65,7 @@ async fn the_baton_process_stops_its_server_on_sigterm_and_on_ctrl_c() {
             .expect("baton exits after the signal")
             .unwrap();
         assert!(status.success(), "{status}");
-        wait_gone(server_pids[0]).await;
+        wait_server_gone(server_pids[0]).await;
     }
 }
 
@@ -143,7 +132,7 @@ async fn baton_up_runs_two_agents_on_one_server_and_ctrl_c_stops_everything() {
         .expect("baton up exits after Ctrl-C")
         .unwrap();
     assert!(status.success(), "{status}");
-    wait_gone(server_pids[0]).await;
+    wait_server_gone(server_pids[0]).await;
 }
 
 #[tokio::test]
