@@ -5,6 +5,7 @@ mod card_server;
 pub mod delegating_model;
 pub mod engine;
 pub mod fake_model;
+pub mod fast_peer;
 pub mod mcp_server;
 pub mod metrics;
 pub mod oidc_issuer;

@@ -1,7 +1,7 @@
 //! `baton-bench`: benchmarks whose figures are ratios against a baseline measured in the same
 //! run, never absolute claims from timed tests (DESIGN.md, "Rules of the house"). They live
-//! apart from the product: their fake model comes from the test kit (`baton-tests`), and they run
-//! the `baton` binary built beside this one.
+//! apart from the product: their fake model and fast A2A peer come from the test kit
+//! (`baton-tests`), and they run the `baton` binary built beside this one.
 //!
 //! - `baton-bench delegation`: delegation latency, throughput, Temporal steps and parked memory,
 //!   against a bare Temporal parent→child→signal round trip (docs/performance.md).

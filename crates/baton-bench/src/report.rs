@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use super::measure::{Latency, Steps, round};
-use super::peer::PeerStats;
+use baton_tests::fast_peer::PeerStats;
 
 /// Prints a bench's `report`: as JSON on stdout with `--json`, else as `text` prints it. The
 /// bench fails when any of its `failures` happened.
