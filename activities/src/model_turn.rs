@@ -70,11 +70,6 @@ impl StaticPrefix {
                 .collect(),
         }
     }
-
-    /// The hex SHA-256 of the text, then the tools: the same on every turn of the worker.
-    pub fn sha256(&self) -> &str {
-        &self.sha256
-    }
 }
 
 /// One model turn. When the prefix, the tools, the task section and the whole history would

@@ -65,7 +65,6 @@ pub enum CardSource {
 /// the card advertises, and the W3C `traceparent` of the task it is made for.
 pub struct RemoteAgent {
     id: String,
-    url: Url,
     card: ValidatedCard,
     source: CardSource,
     updates: Updates,
@@ -166,7 +165,6 @@ impl RemoteAgent {
         })?;
         Ok(RemoteAgent {
             id: spec.id.clone(),
-            url: spec.url.clone(),
             card,
             source,
             updates: spec.updates,
@@ -181,11 +179,6 @@ impl RemoteAgent {
     /// The agent's id (`agents[].id`, or `self`).
     pub fn id(&self) -> &str {
         &self.id
-    }
-
-    /// `agents[].url`: where its card is fetched from.
-    pub fn url(&self) -> &Url {
-        &self.url
     }
 
     /// The card as validated.
