@@ -738,18 +738,8 @@ impl WorkflowHarness {
 
     /// How the task ended.
     pub async fn task_outcome(&self, task_id: &str) -> Outcome<TaskView> {
-        let handle = self
-            .client()
-            .get_workflow_handle::<temporal::TaskWorkflow>(task_id);
-        let what = format!("task {task_id} to end");
-        outcome(
-            within(
-                &what,
-                HANG_GUARD,
-                handle.get_result(WorkflowGetResultOptions::default()),
-            )
-            .await,
-        )
+        self.ended::<temporal::TaskWorkflow>(task_id, &format!("task {task_id} to end"))
+            .await
     }
 
     /// The stand-in's `task` query.
@@ -767,13 +757,20 @@ impl WorkflowHarness {
 
     /// How the stand-in ended.
     pub async fn stand_in_outcome(&self, stand_in_id: &str) -> Outcome<RemoteView> {
-        let handle = self
-            .client()
-            .get_workflow_handle::<temporal::RemoteTaskWorkflow>(stand_in_id);
         let what = format!("stand-in {stand_in_id} to end");
+        self.ended::<temporal::RemoteTaskWorkflow>(stand_in_id, &what)
+            .await
+    }
+
+    /// How workflow `id` of type `W` ended, waited for under the hang guard (`what` names it).
+    async fn ended<W>(&self, id: &str, what: &str) -> Outcome<W::Output>
+    where
+        W: HasWorkflowDefinition,
+    {
+        let handle = self.client().get_workflow_handle::<W>(id);
         outcome(
             within(
-                &what,
+                what,
                 HANG_GUARD,
                 handle.get_result(WorkflowGetResultOptions::default()),
             )
