@@ -458,6 +458,37 @@ pub struct TaskView {
     pub earlier: Vec<TaskMessage>,
 }
 
+/// The largest listed view a task keeps in its memo, serialised: a bigger one is left out and
+/// ListTasks reads that task with a query instead. Every state change writes the memo into
+/// history, so it must stay small.
+pub const LISTED_VIEW_LIMIT: usize = 16 * 1024;
+
+impl TaskView {
+    /// What ListTasks shows of the task, for its memo: the view without its history, its answer
+    /// or the conversation it continued, but with the agent message its status carries when it
+    /// parks or ends with no status message of its own. `None` when that is still larger than
+    /// [`LISTED_VIEW_LIMIT`].
+    pub fn listed(&self) -> Option<TaskView> {
+        let says_last_answer = self.status_message.is_none()
+            && (self.state.is_terminal() || self.state.is_interrupted());
+        let status_source = self
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == MessageRole::Agent)
+            .filter(|_| says_last_answer)
+            .cloned();
+        let listed = TaskView {
+            messages: status_source.into_iter().collect(),
+            last_answer: None,
+            earlier: Vec::new(),
+            ..self.clone()
+        };
+        let size = serde_json::to_vec(&listed).map_or(usize::MAX, |bytes| bytes.len());
+        (size <= LISTED_VIEW_LIMIT).then_some(listed)
+    }
+}
+
 /// One entry of the ordered event log the gateway streams.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EventEntry {
@@ -698,6 +729,82 @@ pub struct PushDelivery {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+#[cfg(test)]
+mod listed_view_tests {
+    use super::*;
+
+    fn message(n: usize, role: MessageRole, text: &str) -> TaskMessage {
+        TaskMessage {
+            message_id: format!("m-{n}"),
+            role,
+            text: text.to_string(),
+        }
+    }
+
+    fn view(state: TaskState, status_message: Option<&str>) -> TaskView {
+        let mut view: TaskView = serde_json::from_value(serde_json::json!({
+            "task_id": "t-1", "name": "n", "state": "TASK_STATE_WORKING", "sub_tasks": [],
+            "turns": 2, "participants": [], "event_seq": 7, "goal": "g"
+        }))
+        .unwrap();
+        view.state = state;
+        view.status_message = status_message.map(str::to_string);
+        view.messages = vec![
+            message(0, MessageRole::User, "question"),
+            message(1, MessageRole::Agent, "first answer"),
+            message(2, MessageRole::User, "follow-up"),
+            message(3, MessageRole::Agent, "last answer"),
+            message(4, MessageRole::User, "late note"),
+        ];
+        view.last_answer = Some("last answer".into());
+        view.earlier = vec![message(9, MessageRole::User, "an earlier task")];
+        view
+    }
+
+    #[test]
+    fn a_listed_view_keeps_only_the_agent_message_its_status_shows() {
+        for state in [
+            TaskState::Submitted,
+            TaskState::Working,
+            TaskState::InputRequired,
+            TaskState::AuthRequired,
+            TaskState::Completed,
+            TaskState::Failed,
+            TaskState::Canceled,
+        ] {
+            let shows_answer = state.is_terminal() || state.is_interrupted();
+            let listed = view(state, None).listed().unwrap();
+            let kept: Vec<&str> = listed.messages.iter().map(|m| m.text.as_str()).collect();
+            let expected: &[&str] = if shows_answer { &["last answer"] } else { &[] };
+            assert_eq!(kept, expected, "{state:?}");
+            assert_eq!(listed.last_answer, None);
+            assert!(listed.earlier.is_empty());
+            assert_eq!(listed.state, state);
+            assert_eq!(listed.event_seq, 7);
+
+            let says_why = view(state, Some("turn limit reached")).listed().unwrap();
+            assert!(says_why.messages.is_empty(), "{state:?}");
+            assert_eq!(
+                says_why.status_message.as_deref(),
+                Some("turn limit reached")
+            );
+        }
+    }
+
+    #[test]
+    fn a_view_too_large_for_the_memo_is_not_listed() {
+        let mut big = view(TaskState::Working, None);
+        big.goal = "g".repeat(LISTED_VIEW_LIMIT);
+        assert_eq!(big.listed(), None);
+
+        // History and the answer do not count: they are left out.
+        let mut long_history = view(TaskState::Working, None);
+        long_history.messages[0].text = "q".repeat(LISTED_VIEW_LIMIT);
+        long_history.last_answer = Some("a".repeat(LISTED_VIEW_LIMIT));
+        assert!(long_history.listed().is_some());
+    }
 }
 
 #[cfg(test)]

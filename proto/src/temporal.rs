@@ -92,6 +92,7 @@ pub mod remote_task_workflow {
 /// search-attribute create` does (docs/gateway.md).
 pub mod search_attributes {
     use super::SearchAttributeKey;
+    use temporalio_common::search_attributes::Timestamp;
 
     /// `A2AContextId`: the task's A2A context.
     pub const A2A_CONTEXT_ID: SearchAttributeKey<String> =
@@ -105,14 +106,28 @@ pub mod search_attributes {
     pub const BATON_PARTICIPANTS: SearchAttributeKey<Vec<String>> =
         SearchAttributeKey::keyword_list("BatonParticipants");
 
+    /// `A2AStatusTimestamp`: when the task's state last changed, the status timestamp A2A
+    /// orders ListTasks by.
+    pub const A2A_STATUS_TIMESTAMP: SearchAttributeKey<Timestamp> =
+        SearchAttributeKey::datetime("A2AStatusTimestamp");
+
     /// Every attribute with its Temporal type, as `temporal server start-dev --search-attribute`
     /// and `temporal operator search-attribute create` take them.
-    pub const REGISTRATIONS: [(&str, &str); 4] = [
+    pub const REGISTRATIONS: [(&str, &str); 5] = [
         ("A2AContextId", "Keyword"),
         ("A2ATaskState", "Keyword"),
+        ("A2AStatusTimestamp", "Datetime"),
         ("BatonAgent", "Keyword"),
         ("BatonParticipants", "KeywordList"),
     ];
+}
+
+/// The memo fields of [`TaskWorkflow`], which visibility returns with each listed run.
+pub mod memo {
+    /// `BatonListedTask`: what ListTasks shows of the task (a [`crate::TaskView`] made by
+    /// [`crate::TaskView::listed`]), written with each change of state. Absent from tasks too
+    /// large for it and from runs of workers before it; ListTasks then asks the task itself.
+    pub const LISTED_TASK: &str = "BatonListedTask";
 }
 
 /// The types a definition stands for; a `fn` pointer, so the definition is `Send` and `Sync`

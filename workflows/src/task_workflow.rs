@@ -53,7 +53,10 @@ use crate::RemoteTaskWorkflow;
 use crate::activity_failure;
 use crate::event_log::EventLog;
 use crate::policies;
-use baton_proto::temporal::search_attributes::{A2A_CONTEXT_ID, A2A_TASK_STATE};
+use baton_proto::temporal::memo::LISTED_TASK;
+use baton_proto::temporal::search_attributes::{
+    A2A_CONTEXT_ID, A2A_STATUS_TIMESTAMP, A2A_TASK_STATE,
+};
 
 /// The most A2A history messages a task carries into its next run: a long conversation keeps
 /// its newest, so what crosses continue-as-new stays bounded.
@@ -85,6 +88,9 @@ const ASK_PARTICIPANT_PATCH: &str = "baton.ask-participant";
 /// Only a first message that arrives before the first turn starts is the brief, for the
 /// histories before it (which took a first message during the first turn as the brief too).
 const BRIEF_BEFORE_TURN_PATCH: &str = "baton.brief-before-turn";
+/// Each change of state is written where ListTasks reads it without asking the task: its
+/// timestamp in the `A2AStatusTimestamp` search attribute and its listed view in the memo.
+const LISTED_STATUS_PATCH: &str = "baton.listed-status";
 
 /// One A2A task; its workflow id is the task id. It runs model turns, delegates through
 /// stand-ins ([`RemoteTaskWorkflow`](crate::RemoteTaskWorkflow)), keeps a row per sub-task and
@@ -338,19 +344,25 @@ impl TaskWorkflow {
                 // The task works on the message from the moment it takes it, so whoever reads
                 // it next (the sender's stream first) never sees it parked with the message in.
                 if was_parked && ctx.patched(WAKE_ON_MESSAGE_PATCH) {
-                    if let Some(update) =
-                        indexed_state(&ctx.search_attributes(), TaskState::Working)
+                    let lists = ctx.patched(LISTED_STATUS_PATCH);
+                    if !lists
+                        && let Some(update) =
+                            indexed_state(&ctx.search_attributes(), TaskState::Working)
                     {
                         ctx.upsert_search_attributes([update]);
                     }
                     let task_id = ctx.workflow_id().to_string();
-                    self.record_status(
-                        ctx.workflow_time(),
-                        &task_id,
-                        TaskState::Working,
-                        None,
-                        None,
-                    );
+                    let now = ctx.workflow_time();
+                    self.record_status(now, &task_id, TaskState::Working, None, None);
+                    if lists {
+                        let listing =
+                            Listing::of(&ctx.search_attributes(), &self.view(&task_id), now);
+                        if !listing.indexed.is_empty() {
+                            ctx.upsert_search_attributes(listing.indexed);
+                        }
+                        ctx.upsert_memo([(LISTED_TASK, listing.listed)])
+                            .expect("a task view always serialises");
+                    }
                     ctx.set_current_details(task_details(TaskState::Working, None, None));
                 }
             }
@@ -868,11 +880,49 @@ fn record_state(
 ) {
     let now = ctx.workflow_time();
     let task_id = ctx.workflow_id().to_string();
-    if let Some(update) = indexed_state(&ctx.search_attributes(), state) {
+    let lists = ctx.patched(LISTED_STATUS_PATCH);
+    if !lists && let Some(update) = indexed_state(&ctx.search_attributes(), state) {
         ctx.upsert_search_attributes([update]);
     }
     let says = ctx.state_mut(|s| s.record_status(now, &task_id, state, sub_state.clone(), message));
+    if lists {
+        let listing = Listing::of(
+            &ctx.search_attributes(),
+            &ctx.state(|s| s.view(&task_id)),
+            now,
+        );
+        if !listing.indexed.is_empty() {
+            ctx.upsert_search_attributes(listing.indexed);
+        }
+        ctx.upsert_memo([(LISTED_TASK, listing.listed)])
+            .expect("a task view always serialises");
+    }
     ctx.set_current_details(task_details(state, sub_state.as_deref(), says.as_deref()));
+}
+
+/// What a change of state tells visibility, so ListTasks can answer from it alone.
+struct Listing {
+    /// The indexed state and its timestamp, for a task the gateway indexed; none otherwise.
+    indexed: Vec<temporalio_common::search_attributes::SearchAttributeUpdate>,
+    /// The task's listed view; `None` removes a stale one when the view outgrew the memo.
+    listed: Option<temporalio_sdk::MemoValue>,
+}
+
+impl Listing {
+    fn of(
+        attributes: &temporalio_common::search_attributes::SearchAttributes,
+        view: &TaskView,
+        now: Option<std::time::SystemTime>,
+    ) -> Self {
+        let mut indexed: Vec<_> = indexed_state(attributes, view.state).into_iter().collect();
+        if let (false, Some(now)) = (indexed.is_empty(), now) {
+            indexed.push(A2A_STATUS_TIMESTAMP.value_set(now.into()));
+        }
+        Listing {
+            indexed,
+            listed: view.listed().map(temporalio_sdk::MemoValue::new),
+        }
+    }
 }
 
 /// The update that keeps the indexed state of a task the gateway indexed for listing current;

@@ -20,6 +20,7 @@ use baton_tests::engine::{
     A2aProxy, GatewayProcess, TestTemporal, WorkerConfig, WorkerProcess, a2a_rpc, task_input,
 };
 use baton_tests::fake_model::{FakeModel, ModelResponseSpec, Scripted, call, reply};
+use baton_tests::wait::poll_until;
 use serde_json::{Value, json};
 
 /// The longest any one fault test waits for its parents to drain. Generous: a kill costs up to
@@ -889,6 +890,100 @@ async fn a_gateway_with_no_worker_answers_in_time_and_nothing_sent_is_lost() {
         read["result"]["status"]["state"], "TASK_STATE_COMPLETED",
         "{read}"
     );
+    drop(gateway);
+}
+
+#[tokio::test]
+async fn tasks_are_listed_from_visibility_alone_even_with_no_worker_to_ask() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![reply("March balances."), reply("April does not.")]).await;
+    let config = WorkerConfig {
+        server_extra: vec!["temporal_timeout = \"2s\"".into()],
+        ..WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver()
+    };
+    let rpc = format!("{}/", config.base_url.clone().unwrap());
+    let gateway = GatewayProcess::start(baton(), &config.render()).await;
+    let mut worker_config = config;
+    worker_config.base_url = None;
+    let mut worker = WorkerProcess::start(baton(), &worker_config.render()).await;
+
+    let mut task_ids = Vec::new();
+    for (n, question) in ["Is March balanced?", "Is April?"].iter().enumerate() {
+        let sent = a2a_rpc(
+            &rpc,
+            "SendMessage",
+            json!({"message": {"messageId": format!("m-{n}"), "role": "ROLE_USER",
+                "parts": [{"text": question}]}}),
+            Some("alice"),
+        )
+        .await;
+        assert_eq!(
+            sent["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+            "{sent}"
+        );
+        task_ids.push(sent["result"]["task"]["id"].as_str().unwrap().to_string());
+    }
+    let list = |params: Value| a2a_rpc(&rpc, "ListTasks", params, Some("alice"));
+    // Visibility follows the workflows by a moment: wait until it shows both tasks ended.
+    let listed = poll_until("both tasks listed as completed", WITHIN, || async {
+        let listed = list(json!({})).await;
+        let states: Vec<&str> = listed["result"]["tasks"]
+            .as_array()?
+            .iter()
+            .filter_map(|t| t["status"]["state"].as_str())
+            .collect();
+        (states == ["TASK_STATE_COMPLETED"; 2]).then_some(listed)
+    })
+    .await;
+    let tasks = listed["result"]["tasks"].as_array().unwrap();
+    let ids: Vec<&str> = tasks.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [task_ids[1].as_str(), task_ids[0].as_str()],
+        "newest first"
+    );
+    // What a listing shows of a task is what GetTask shows, less its history and artifacts.
+    for task in tasks {
+        let read = a2a_rpc(
+            &rpc,
+            "GetTask",
+            json!({"id": task["id"], "historyLength": 0}),
+            Some("alice"),
+        )
+        .await;
+        let mut read = read["result"].clone();
+        read.as_object_mut().unwrap().remove("artifacts");
+        assert_eq!(*task, read);
+    }
+    let since_first = tasks[1]["status"]["timestamp"].clone();
+
+    // No worker is left to answer a query: GetTask times out, the listing answers in full.
+    worker.kill().await;
+    let unanswered = a2a_rpc(&rpc, "GetTask", json!({"id": task_ids[0]}), Some("alice")).await;
+    assert_eq!(unanswered["error"]["code"], -32603, "{unanswered}");
+    assert_eq!(list(json!({})).await, listed);
+    let newer = list(json!({"statusTimestampAfter": since_first})).await;
+    let ids: Vec<&str> = newer["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [task_ids[1].as_str()], "{newer}");
+    let answered = list(json!({"status": "TASK_STATE_COMPLETED", "pageSize": 1})).await;
+    assert_eq!(answered["result"]["tasks"][0], tasks[0]);
+    assert_eq!(answered["result"]["totalSize"], 2);
+    // History and artifacts are not in visibility: with no worker, the tasks come without them.
+    let asked_for_more = list(json!({"includeArtifacts": true})).await;
+    assert_eq!(asked_for_more, listed);
+    assert!(
+        list(json!({}))
+            .await
+            .to_string()
+            .contains("April does not."),
+        "the status carries the answer"
+    );
+    assert_eq!(model.requests().len(), 2);
     drop(gateway);
 }
 

@@ -28,8 +28,8 @@ pub struct TemporalSettings {
     pub tls_files: TemporalTls,
     /// From `TEMPORAL_API_KEY`, never from the file.
     pub api_key: Option<Secret>,
-    /// Whether tasks carry Baton's search attributes (A2AContextId, A2ATaskState, BatonAgent,
-    /// BatonParticipants) for ListTasks. True by default in embedded mode, which registers them;
+    /// Whether tasks carry Baton's search attributes (A2AContextId, A2ATaskState,
+    /// A2AStatusTimestamp, BatonAgent, BatonParticipants) for ListTasks. True by default in embedded mode, which registers them;
     /// on a cluster, register them first, then set it.
     pub search_attributes: bool,
     /// How many sub-tasks one worker follows at once. Each follow holds a SubscribeToTask stream

@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use baton_core::derived_id::derived_id;
 use baton_core::extensions::{STATUS_EXTENSION, SUPPORTED_EXTENSIONS};
 use baton_proto::temporal::search_attributes::{
-    A2A_CONTEXT_ID, A2A_TASK_STATE, BATON_AGENT, BATON_PARTICIPANTS,
+    A2A_CONTEXT_ID, A2A_STATUS_TIMESTAMP, A2A_TASK_STATE, BATON_AGENT, BATON_PARTICIPANTS,
 };
 use baton_proto::temporal::{TaskWorkflow, task_workflow};
 use baton_proto::{
@@ -275,6 +275,7 @@ impl TemporalHandler {
             SearchAttributes::new([
                 A2A_CONTEXT_ID.value_set(context_id.clone()),
                 A2A_TASK_STATE.value_set("TASK_STATE_SUBMITTED".to_string()),
+                A2A_STATUS_TIMESTAMP.value_set(std::time::SystemTime::now().into()),
                 BATON_AGENT.value_set(self.config.agent_id.clone()),
                 BATON_PARTICIPANTS
                     .value_set(input.participants.iter().map(|p| p.id.clone()).collect()),

@@ -1,12 +1,20 @@
 //! ListTasks: the tasks of this agent's task queue that the caller takes part in, newest first,
-//! read from Temporal visibility and each task's own `task` query.
+//! read from Temporal visibility alone: each task's workflow keeps its listed view in its memo
+//! (`BatonListedTask`), written with each change of state. A task without one (too large for
+//! the memo, or run by a worker before it) is read with its `task` query, as is every task of
+//! the page when the caller asks for history or artifacts, which the memo leaves out.
+//!
+//! Visibility follows the workflows by a few milliseconds: a listing may show a task's state
+//! from just before its latest change. GetTask reads the task itself.
 
 use a2a::{A2AError, ListTasksRequest, ListTasksResponse};
 use a2a_server::ServiceParams;
 use baton_core::a2a_state::from_a2a;
+use baton_proto::TaskView;
+use baton_proto::temporal::memo::LISTED_TASK;
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
-use temporalio_client::WorkflowListOptions;
+use temporalio_client::{WorkflowExecution, WorkflowListOptions};
 
 use crate::a2a_task::task_of;
 use crate::handler::TemporalHandler;
@@ -51,28 +59,16 @@ pub async fn list_tasks(
         )
         .collect()
         .await;
-    let ids = runs
-        .into_iter()
-        .map(|run| run.map(|r| r.id().to_string()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| {
-            A2AError::internal(format!(
-                "listing tasks failed: {e}. If Baton's search attributes are not registered on \
-                 this namespace, register them (docs/gateway.md) or set temporal.search_attributes = false"
-            ))
-        })?;
-
-    // Each read is a query its worker answers on its own: several at once, a bounded few.
-    let read: Vec<_> = futures::stream::iter(dedup(ids))
-        .map(|id| async move { handler.view(&id).await })
-        .buffer_unordered(CONCURRENT_READS)
-        .collect()
-        .await;
-    let mut views = Vec::new();
-    for view in read {
-        let Ok(view) = view else {
-            continue;
-        };
+    let runs = runs.into_iter().collect::<Result<Vec<_>, _>>().map_err(|e| {
+        A2AError::internal(format!(
+            "listing tasks failed: {e}. If Baton's search attributes are not registered on \
+             this namespace, register them (docs/gateway.md) or set temporal.search_attributes = false"
+        ))
+    })?;
+    let (mut views, unlisted) = listed_views(runs);
+    let read = read_views(handler, unlisted).await;
+    views.extend(read);
+    views.retain(|view| {
         let visible = view.participants.iter().any(|p| p.id == caller);
         let in_context = req
             .context_id
@@ -88,18 +84,36 @@ pub async fn list_tasks(
                 .and_then(|at| DateTime::parse_from_rfc3339(at).ok())
                 .is_some_and(|at| at.with_timezone(&Utc) > after)
         });
-        if visible && in_context && in_state && recent {
-            views.push(view);
-        }
-    }
+        visible && in_context && in_state && recent
+    });
     views.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
 
     let total = views.len();
     let include_artifacts = req.include_artifacts == Some(true);
-    let tasks = views
-        .iter()
+    let mut page: Vec<TaskView> = views
+        .into_iter()
         .skip(offset)
         .take(page_size as usize)
+        .collect();
+    // The memo holds neither history nor the answer: a page that shows them reads its tasks.
+    // A task that cannot be read now is listed as the memo has it, without them.
+    if include_artifacts || req.history_length.is_some_and(|n| n > 0) {
+        page = futures::stream::iter(page)
+            .map(|listed| async move {
+                match read_view(handler, &listed.task_id).await {
+                    Some(full) => full,
+                    None => {
+                        tracing::warn!(task = %listed.task_id, "listed without its history and artifacts: the task did not answer");
+                        listed
+                    }
+                }
+            })
+            .buffered(CONCURRENT_READS)
+            .collect()
+            .await;
+    }
+    let tasks = page
+        .iter()
         .map(|view| {
             let mut task = task_of(view, req.history_length.or(Some(0)));
             if !include_artifacts {
@@ -134,6 +148,15 @@ fn visibility_query(handler: &TemporalHandler, caller: &str, req: &ListTasksRequ
         if let Some(context) = &req.context_id {
             query += &format!(" AND A2AContextId = {}", quote(context));
         }
+        if let Some(after) = req.status_timestamp_after {
+            // Tasks from workers before the attribute have none: the listed view's own
+            // timestamp decides for them.
+            let after = after.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true);
+            query += &format!(
+                " AND (A2AStatusTimestamp > {} OR A2AStatusTimestamp IS NULL)",
+                quote(&after)
+            );
+        }
         if let Some(state) = &req.status {
             let name = serde_json::to_value(state)
                 .ok()
@@ -145,12 +168,43 @@ fn visibility_query(handler: &TemporalHandler, caller: &str, req: &ListTasksRequ
     query
 }
 
-/// A task that continued as new is listed once per run: keep the first of each id.
-fn dedup(ids: Vec<String>) -> Vec<String> {
+/// The listed view of each task in its memo, and the ids of the tasks without one. A task that
+/// continued as new is listed once per run, newest first: only its first run counts.
+fn listed_views(runs: Vec<WorkflowExecution>) -> (Vec<TaskView>, Vec<String>) {
     let mut seen = std::collections::HashSet::new();
-    ids.into_iter()
-        .filter(|id| seen.insert(id.clone()))
+    let mut listed = Vec::new();
+    let mut unlisted = Vec::new();
+    for run in runs {
+        if !seen.insert(run.id().to_string()) {
+            continue;
+        }
+        match run.memo().get::<TaskView>(LISTED_TASK) {
+            Ok(Some(view)) if view.task_id == run.id() => listed.push(view),
+            _ => unlisted.push(run.id().to_string()),
+        }
+    }
+    (listed, unlisted)
+}
+
+/// Each task's view from its own `task` query, several at once, a bounded few; a task that
+/// cannot be read (ended and gone, its worker away) is left out.
+async fn read_views(handler: &TemporalHandler, ids: Vec<String>) -> Vec<TaskView> {
+    futures::stream::iter(ids)
+        .map(|id| async move { read_view(handler, &id).await })
+        .buffer_unordered(CONCURRENT_READS)
+        .filter_map(|view| async move { view })
         .collect()
+        .await
+}
+
+/// The task's view from its `task` query, in half the call timeout, so that a listing whose
+/// tasks do not answer still answers, within the whole timeout, with what visibility holds.
+async fn read_view(handler: &TemporalHandler, task_id: &str) -> Option<TaskView> {
+    let half = handler.config.temporal_timeout / 2;
+    match tokio::time::timeout(half, handler.view(task_id)).await {
+        Ok(Ok(view)) => Some(view),
+        _ => None,
+    }
 }
 
 fn empty(page_size: i32) -> ListTasksResponse {
@@ -159,5 +213,68 @@ fn empty(page_size: i32) -> ListTasksResponse {
         next_page_token: String::new(),
         page_size,
         total_size: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use baton_proto::{MessageRole, TaskMessage, TaskState};
+
+    fn view(state: TaskState, status_message: Option<&str>) -> TaskView {
+        let mut view: TaskView = serde_json::from_value(serde_json::json!({
+            "task_id": "t-1", "name": "books", "state": "TASK_STATE_WORKING",
+            "sub_tasks": [{"name": "ledger", "agent": "ledger", "workflow_id": "t-1/ledger",
+                "state": "TASK_STATE_WORKING", "remote_task_id": "r-1", "resolved": false}],
+            "turns": 2, "context_id": "c-1", "event_seq": 9, "goal": "balance the books",
+            "participants": [{"id": "alice", "kind": "human", "role": "reporter"}],
+            "updated_at": "2026-12-02T10:00:00Z", "sub_state": "awaiting-next-message"
+        }))
+        .unwrap();
+        view.state = state;
+        view.status_message = status_message.map(str::to_string);
+        view.messages = (0..4)
+            .map(|n| TaskMessage {
+                message_id: format!("m-{n}"),
+                role: if n % 2 == 0 {
+                    MessageRole::User
+                } else {
+                    MessageRole::Agent
+                },
+                text: format!("message {n}"),
+            })
+            .collect();
+        view.last_answer = Some("message 3".into());
+        view
+    }
+
+    /// What ListTasks shows of a view: no history, no artifacts.
+    fn listed_task(view: &TaskView) -> a2a::Task {
+        let mut task = task_of(view, Some(0));
+        task.artifacts = None;
+        task
+    }
+
+    #[test]
+    fn a_task_listed_from_its_memo_is_the_task_its_query_lists() {
+        for state in [
+            TaskState::Submitted,
+            TaskState::Working,
+            TaskState::InputRequired,
+            TaskState::AuthRequired,
+            TaskState::Completed,
+            TaskState::Failed,
+            TaskState::Canceled,
+        ] {
+            for status_message in [None, Some("turn limit reached")] {
+                let full = view(state, status_message);
+                let from_memo = full.listed().expect("a small view is listed");
+                assert_eq!(
+                    serde_json::to_value(listed_task(&from_memo)).unwrap(),
+                    serde_json::to_value(listed_task(&full)).unwrap(),
+                    "{state:?}, {status_message:?}"
+                );
+            }
+        }
     }
 }
