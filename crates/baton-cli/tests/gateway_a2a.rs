@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess};
+use baton_tests::engine::{GatewayProcess, TestTemporal, WorkerConfig, WorkerProcess};
 use baton_tests::fake_model::{FakeModel, Scripted, reply};
 use baton_tests::oidc_issuer::OidcIssuer;
 use baton_tests::sdk_client::SdkClient;
@@ -390,6 +390,65 @@ async fn a_gateway_restart_loses_nothing() {
         states.contains(&"TASK_STATE_WORKING"),
         "the follow-up's turn streamed: {states:?}"
     );
+}
+
+#[tokio::test]
+async fn get_task_reads_this_gateways_writes_at_once_and_anothers_as_they_land() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(replies(10)).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    // A second gateway on the same tasks, as a second replica would be.
+    let mut other_config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    other_config.task_queue = config.task_queue.clone();
+    let other_url = other_config.base_url.clone().unwrap();
+    let _other = GatewayProcess::start(baton(), &other_config.render()).await;
+
+    let alice = SdkClient::new(&url, "JSONRPC", "alice").speaking_the_status_extension();
+    let sent = alice.call("send", &["--text", "Remember me"]).await.ok();
+    let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
+    let history_of = |got: &Value| got["history"].as_array().map_or(0, Vec::len);
+    // Read more than once: the gateway now keeps the task's view while it does not move.
+    for _ in 0..3 {
+        let got = alice.call("get", &["--task-id", &task_id]).await.ok();
+        assert_eq!(state(&got[0]), "TASK_STATE_INPUT_REQUIRED");
+        assert_eq!(history_of(&got[0]), 2);
+    }
+
+    // A message through this gateway is seen by the next GetTask, whatever the cache held.
+    alice
+        .call(
+            "send",
+            &["--task-id", &task_id, "--text", "And this?", "--return-immediately"],
+        )
+        .await
+        .ok();
+    let got = alice.call("get", &["--task-id", &task_id]).await.ok();
+    assert!(history_of(&got[0]) >= 3, "{got:?}");
+    assert!(got[0]["history"].to_string().contains("And this?"), "{got:?}");
+    let settled = poll_until("the follow-up answered", HANG_GUARD, || async {
+        let got = alice.call("get", &["--task-id", &task_id]).await.ok();
+        (history_of(&got[0]) == 4 && state(&got[0]) == "TASK_STATE_INPUT_REQUIRED")
+            .then_some(got)
+    })
+    .await;
+
+    // A message through the other gateway: this one's cached view goes stale when the task
+    // moves, and GetTask shows the change once its history event arrives.
+    let via_other = SdkClient::new(&other_url, "JSONRPC", "alice").speaking_the_status_extension();
+    via_other
+        .call("send", &["--task-id", &task_id, "--text", "Once more?"])
+        .await
+        .ok();
+    let got = poll_until("the other gateway's message seen", HANG_GUARD, || async {
+        let got = alice.call("get", &["--task-id", &task_id]).await.ok();
+        (history_of(&got[0]) == 6).then_some(got)
+    })
+    .await;
+    assert_ne!(got, settled);
+    assert!(got[0]["history"].to_string().contains("Once more?"));
+    assert_eq!(model.requests().len(), 3);
 }
 
 /// Every push a webhook received: its headers and body.

@@ -44,6 +44,7 @@ use crate::listing::list_tasks;
 use crate::part_scan::too_many_parts;
 use crate::push_configs::{self, check_url};
 use crate::task_changes::TaskChanges;
+use crate::view_cache::ViewCache;
 
 /// What the gateway serves, from the agent's settings.
 pub struct GatewayConfig {
@@ -81,6 +82,8 @@ pub struct TemporalHandler {
     pub(crate) client: Client,
     pub(crate) config: Arc<GatewayConfig>,
     changes: TaskChanges,
+    /// The views GetTask serves again while their tasks have not moved.
+    views: ViewCache,
 }
 
 /// How long a CancelTask waits for the task to confirm it was cancelled.
@@ -112,8 +115,10 @@ impl EndAt {
 impl TemporalHandler {
     /// Serves `config`'s agent, reaching its tasks through `client`.
     pub fn new(client: Client, config: GatewayConfig) -> Self {
+        let changes = TaskChanges::new(client.clone());
         TemporalHandler {
-            changes: TaskChanges::new(client.clone()),
+            views: ViewCache::new(changes.clone()),
+            changes,
             client,
             config: Arc::new(config),
         }
@@ -299,7 +304,9 @@ impl TemporalHandler {
             inbox,
             options,
         );
-        let receipt = match tokio::time::timeout(self.config.temporal_timeout, started).await {
+        let started = tokio::time::timeout(self.config.temporal_timeout, started).await;
+        self.views.forget(&task_id);
+        let receipt = match started {
             Ok(Ok(receipt)) => receipt,
             // The task this message created has ended: the message is a repeat, answered with
             // the task as it is, never a second run of it.
@@ -397,9 +404,9 @@ impl TemporalHandler {
     {
         let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
         let update = handle.execute_update(update, input, WorkflowExecuteUpdateOptions::default());
-        self.bounded(doing, update)
-            .await?
-            .map_err(|e| update_error(task_id, e))
+        let updated = self.bounded(doing, update).await;
+        self.views.forget(task_id);
+        updated?.map_err(|e| update_error(task_id, e))
     }
 
     /// The retryable error of a call Temporal did not answer in time: no worker is running,
@@ -468,12 +475,21 @@ impl TemporalHandler {
     ) -> Result<TaskView, A2AError> {
         check_task_id(task_id)?;
         let caller = required_caller(params, task_id)?.id;
-        let view = self.view(task_id).await?;
-        if view.participants.iter().any(|p| p.id == caller) {
-            Ok(view)
-        } else {
-            Err(A2AError::task_not_found(task_id))
-        }
+        visible_to(&caller, self.view(task_id).await?)
+    }
+
+    /// As [`Self::visible_view`], served from the view cache while the task has not moved:
+    /// for GetTask, which only shows the task. The calls that act on what they read ask the
+    /// task itself.
+    async fn visible_cached_view(
+        &self,
+        params: &ServiceParams,
+        task_id: &str,
+    ) -> Result<TaskView, A2AError> {
+        check_task_id(task_id)?;
+        let caller = required_caller(params, task_id)?.id;
+        let view = self.views.view(task_id, || self.view(task_id)).await?;
+        visible_to(&caller, view)
     }
 
     /// The task's push configs, for one of its participants.
@@ -647,7 +663,7 @@ impl RequestHandler for TemporalHandler {
         params: &ServiceParams,
         req: GetTaskRequest,
     ) -> Result<Task, A2AError> {
-        let view = self.visible_view(params, &req.id).await?;
+        let view = self.visible_cached_view(params, &req.id).await?;
         Ok(task_of(&view, req.history_length))
     }
 
@@ -678,9 +694,9 @@ impl RequestHandler for TemporalHandler {
                 .reason("cancelled over A2A".to_string())
                 .build(),
         );
-        self.bounded("sending the cancel", cancel)
-            .await?
-            .map_err(|e| A2AError::internal(format!("the cancel could not be sent: {e}")))?;
+        let sent = self.bounded("sending the cancel", cancel).await;
+        self.views.forget(&req.id);
+        sent?.map_err(|e| A2AError::internal(format!("the cancel could not be sent: {e}")))?;
         let deadline = tokio::time::Instant::now() + CANCEL_WAIT;
         let mut changes = self.changes.listen(&req.id);
         loop {
@@ -792,6 +808,16 @@ impl RequestHandler for TemporalHandler {
         _req: GetExtendedAgentCardRequest,
     ) -> Result<AgentCard, A2AError> {
         Err(A2AError::extended_card_not_configured())
+    }
+}
+
+/// `view`, if `caller` is one of its task's participants; "not found" otherwise, as for a task
+/// that does not exist.
+fn visible_to(caller: &str, view: TaskView) -> Result<TaskView, A2AError> {
+    if view.participants.iter().any(|p| p.id == caller) {
+        Ok(view)
+    } else {
+        Err(A2AError::task_not_found(&view.task_id))
     }
 }
 

@@ -22,6 +22,7 @@ mod routes;
 mod task_changes;
 mod trace_context;
 mod version;
+mod view_cache;
 mod work_limit;
 
 pub use a2a_task::{SUB_TASK_ROWS_KEY, TASK_METADATA_KEY, task_extension};

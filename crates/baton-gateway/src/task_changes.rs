@@ -58,10 +58,25 @@ impl Drop for HistoryWatch {
 /// A waiting call's ear on one task.
 pub(crate) struct ChangeListener {
     moves: watch::Receiver<u64>,
-    _watch: Arc<HistoryWatch>,
+    /// Keeps the watch running; none for a listener a test drives by hand.
+    _watch: Option<Arc<HistoryWatch>>,
 }
 
 impl ChangeListener {
+    /// A listener on moves a test reports itself.
+    #[cfg(test)]
+    pub(crate) fn on(moves: watch::Receiver<u64>) -> Self {
+        ChangeListener {
+            moves,
+            _watch: None,
+        }
+    }
+
+    /// How many times the task has moved since its watch began.
+    pub(crate) fn moves(&self) -> u64 {
+        *self.moves.borrow()
+    }
+
     /// Returns once the task's workflow has moved since the listener was made or last woken.
     pub(crate) async fn changed(&mut self) {
         if self.moves.changed().await.is_err() {
@@ -108,7 +123,7 @@ impl TaskChanges {
         };
         ChangeListener {
             moves: watch.moves.clone(),
-            _watch: watch,
+            _watch: Some(watch),
         }
     }
 }
