@@ -22,7 +22,7 @@ out="$(cd "$1" && pwd)"
 
 # BATON, PATH, the scratch directory $work with the processes in pids, wait_for_line.
 source "$root/scripts/baton-session.sh"
-cp "$root"/examples/delegation/{ledger.toml,front-desk.toml,model.py,orders.json} "$work"
+cp "$root"/examples/delegation/{ledger.toml,front-desk.toml,model.py,orders.json,orders_mcp.py} "$work"
 
 python3 "$work/model.py" --port 8299 >"$work/model.log" 2>&1 &
 pids+=($!)

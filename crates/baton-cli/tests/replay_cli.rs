@@ -65,6 +65,19 @@ fn the_committed_histories_replay_on_this_build() {
     assert_eq!(markers("1"), (0, false));
     assert_eq!(markers("2"), (1, true));
     assert_eq!(markers("3"), (3, true));
+    // Generation 4 adds the wake on a message, the turns per message, the brief before the
+    // first turn and the listed status, whose memo ListTasks reads.
+    assert_eq!(markers("4"), (7, true));
+    let listed = |generation: &str| {
+        let path = files
+            .iter()
+            .find(|p| p.ends_with(format!("{generation}/front-desk-conversation.json")))
+            .unwrap();
+        std::fs::read_to_string(path)
+            .unwrap()
+            .contains("BatonListedTask")
+    };
+    assert!(!listed("3") && listed("4"));
     let output = replay(&as_args(&files));
     let text = stdout(&output);
     assert_eq!(output.status.code(), Some(0), "{text}");
