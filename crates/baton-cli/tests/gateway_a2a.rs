@@ -420,17 +420,25 @@ async fn get_task_reads_this_gateways_writes_at_once_and_anothers_as_they_land()
     alice
         .call(
             "send",
-            &["--task-id", &task_id, "--text", "And this?", "--return-immediately"],
+            &[
+                "--task-id",
+                &task_id,
+                "--text",
+                "And this?",
+                "--return-immediately",
+            ],
         )
         .await
         .ok();
     let got = alice.call("get", &["--task-id", &task_id]).await.ok();
     assert!(history_of(&got[0]) >= 3, "{got:?}");
-    assert!(got[0]["history"].to_string().contains("And this?"), "{got:?}");
+    assert!(
+        got[0]["history"].to_string().contains("And this?"),
+        "{got:?}"
+    );
     let settled = poll_until("the follow-up answered", HANG_GUARD, || async {
         let got = alice.call("get", &["--task-id", &task_id]).await.ok();
-        (history_of(&got[0]) == 4 && state(&got[0]) == "TASK_STATE_INPUT_REQUIRED")
-            .then_some(got)
+        (history_of(&got[0]) == 4 && state(&got[0]) == "TASK_STATE_INPUT_REQUIRED").then_some(got)
     })
     .await;
 
