@@ -765,15 +765,7 @@ mod listed_view_tests {
 
     #[test]
     fn a_listed_view_keeps_only_the_agent_message_its_status_shows() {
-        for state in [
-            TaskState::Submitted,
-            TaskState::Working,
-            TaskState::InputRequired,
-            TaskState::AuthRequired,
-            TaskState::Completed,
-            TaskState::Failed,
-            TaskState::Canceled,
-        ] {
+        for state in TaskState::ALL {
             let shows_answer = state.is_terminal() || state.is_interrupted();
             let listed = view(state, None).listed().unwrap();
             let kept: Vec<&str> = listed.messages.iter().map(|m| m.text.as_str()).collect();

@@ -839,19 +839,28 @@ async fn a_conversation_left_idle_completes_with_its_last_answer() {
 
 // --- the gateway ----------------------------------------------------------------------------
 
+/// `baton gateway` on its own, with a 2 s call timeout: the gateway, its JSON-RPC URL, and the
+/// config of a worker for the same agent that serves no gateway of its own.
+async fn gateway_alone(
+    temporal: &TestTemporal,
+    model: &FakeModel,
+) -> (GatewayProcess, String, WorkerConfig) {
+    let config = WorkerConfig {
+        server_extra: vec!["temporal_timeout = \"2s\"".into()],
+        ..WorkerConfig::new(temporal, &model.base_url()).with_push_receiver()
+    };
+    let rpc = format!("{}/", config.base_url.clone().unwrap());
+    let gateway = GatewayProcess::start(baton(), &config.render()).await;
+    let mut worker_config = config;
+    worker_config.base_url = None;
+    (gateway, rpc, worker_config)
+}
+
 #[tokio::test]
 async fn a_gateway_with_no_worker_answers_in_time_and_nothing_sent_is_lost() {
     let temporal = TestTemporal::start().await;
     let model = FakeModel::start(vec![reply("Here it is.")]).await;
-    let config = WorkerConfig {
-        server_extra: vec!["temporal_timeout = \"2s\"".into()],
-        ..WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver()
-    };
-    let rpc = format!("{}/", config.base_url.clone().unwrap());
-    let gateway = GatewayProcess::start(baton(), &config.render()).await;
-    // The worker that comes later serves no gateway of its own.
-    let mut worker_config = config;
-    worker_config.base_url = None;
+    let (gateway, rpc, worker_config) = gateway_alone(&temporal, &model).await;
 
     // No worker: Temporal takes the new task, no worker reads it.
     let sent = a2a_rpc(
@@ -897,14 +906,7 @@ async fn a_gateway_with_no_worker_answers_in_time_and_nothing_sent_is_lost() {
 async fn tasks_are_listed_from_visibility_alone_even_with_no_worker_to_ask() {
     let temporal = TestTemporal::start().await;
     let model = FakeModel::start(vec![reply("March balances."), reply("April does not.")]).await;
-    let config = WorkerConfig {
-        server_extra: vec!["temporal_timeout = \"2s\"".into()],
-        ..WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver()
-    };
-    let rpc = format!("{}/", config.base_url.clone().unwrap());
-    let gateway = GatewayProcess::start(baton(), &config.render()).await;
-    let mut worker_config = config;
-    worker_config.base_url = None;
+    let (gateway, rpc, worker_config) = gateway_alone(&temporal, &model).await;
     let mut worker = WorkerProcess::start(baton(), &worker_config.render()).await;
 
     let mut task_ids = Vec::new();

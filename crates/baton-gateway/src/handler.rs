@@ -473,8 +473,7 @@ impl TemporalHandler {
         params: &ServiceParams,
         task_id: &str,
     ) -> Result<TaskView, A2AError> {
-        check_task_id(task_id)?;
-        let caller = required_caller(params, task_id)?.id;
+        let caller = reader_of(params, task_id)?;
         visible_to(&caller, self.view(task_id).await?)
     }
 
@@ -486,8 +485,7 @@ impl TemporalHandler {
         params: &ServiceParams,
         task_id: &str,
     ) -> Result<TaskView, A2AError> {
-        check_task_id(task_id)?;
-        let caller = required_caller(params, task_id)?.id;
+        let caller = reader_of(params, task_id)?;
         let view = self.views.view(task_id, || self.view(task_id)).await?;
         visible_to(&caller, view)
     }
@@ -809,6 +807,12 @@ impl RequestHandler for TemporalHandler {
     ) -> Result<AgentCard, A2AError> {
         Err(A2AError::extended_card_not_configured())
     }
+}
+
+/// Who asks to read `task_id`, once the id is one Baton could have made.
+fn reader_of(params: &ServiceParams, task_id: &str) -> Result<String, A2AError> {
+    check_task_id(task_id)?;
+    Ok(required_caller(params, task_id)?.id)
 }
 
 /// `view`, if `caller` is one of its task's participants; "not found" otherwise, as for a task

@@ -257,15 +257,7 @@ mod tests {
 
     #[test]
     fn a_task_listed_from_its_memo_is_the_task_its_query_lists() {
-        for state in [
-            TaskState::Submitted,
-            TaskState::Working,
-            TaskState::InputRequired,
-            TaskState::AuthRequired,
-            TaskState::Completed,
-            TaskState::Failed,
-            TaskState::Canceled,
-        ] {
+        for state in TaskState::ALL {
             for status_message in [None, Some("turn limit reached")] {
                 let full = view(state, status_message);
                 let from_memo = full.listed().expect("a small view is listed");
