@@ -6,8 +6,8 @@
 //!   plaintext (deterministic, so sealing needs no randomness and a retry seals the same);
 //! - the ids of anonymous callers' tasks, which nobody can derive without the secret.
 
-use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
-use ring::hmac;
+use aws_lc_rs::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
+use aws_lc_rs::hmac;
 
 use crate::push_token::{digests_match, hex};
 

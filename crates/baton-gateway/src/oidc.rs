@@ -4,10 +4,10 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use aws_lc_rs::signature::{self, RsaPublicKeyComponents, UnparsedPublicKey};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use baton_config::OidcSettings;
-use ring::signature::{self, RsaPublicKeyComponents, UnparsedPublicKey};
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -396,8 +396,8 @@ fn names_unknown_key(token: &str, keys: &[Jwk]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use ring::rand::SystemRandom;
-    use ring::signature::{EcdsaKeyPair, KeyPair, RsaKeyPair};
+    use aws_lc_rs::rand::SystemRandom;
+    use aws_lc_rs::signature::{EcdsaKeyPair, KeyPair, RsaKeyPair};
     use serde_json::json;
 
     use super::*;
@@ -431,14 +431,14 @@ mod tests {
 
     fn rsa() -> Signer {
         let pair = RsaKeyPair::from_der(RSA_TEST_KEY).unwrap();
-        let public = RsaPublicKeyComponents::<Vec<u8>>::from(pair.public());
+        let public = RsaPublicKeyComponents::<Vec<u8>>::from(pair.public_key());
         let jwk = serde_json::from_value(json!({
             "kty": "RSA", "kid": "r1", "use": "sig", "n": b64(&public.n), "e": b64(&public.e)
         }))
         .unwrap();
         Signer {
             sign: Box::new(move |message| {
-                let mut signature = vec![0; pair.public().modulus_len()];
+                let mut signature = vec![0; pair.public_key().modulus_len()];
                 pair.sign(
                     &signature::RSA_PKCS1_SHA256,
                     &SystemRandom::new(),
@@ -458,12 +458,9 @@ mod tests {
         let pkcs8 =
             EcdsaKeyPair::generate_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, &random)
                 .unwrap();
-        let pair = EcdsaKeyPair::from_pkcs8(
-            &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
-            pkcs8.as_ref(),
-            &random,
-        )
-        .unwrap();
+        let pair =
+            EcdsaKeyPair::from_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref())
+                .unwrap();
         let point = pair.public_key().as_ref().to_vec();
         let jwk = serde_json::from_value(json!({
             "kty": "EC", "kid": "e1", "crv": "P-256", "alg": "ES256",
