@@ -464,6 +464,39 @@ pub struct TaskView {
 pub const LISTED_VIEW_LIMIT: usize = 16 * 1024;
 
 impl TaskView {
+    /// The task `first` has just created from `input`, as the workflow shows it once it takes
+    /// the message and before its first turn: SUBMITTED, with the message as its history.
+    /// `at` is the status timestamp, RFC 3339.
+    pub fn opened(task_id: &str, input: &TaskInput, first: &InboxMessage, at: String) -> TaskView {
+        TaskView {
+            task_id: task_id.to_string(),
+            name: input.name.clone(),
+            state: TaskState::Submitted,
+            sub_state: None,
+            status_message: None,
+            sub_tasks: Vec::new(),
+            last_answer: None,
+            turns: 0,
+            context_id: input.context_id.clone(),
+            messages: vec![TaskMessage {
+                message_id: first.message_id.clone(),
+                role: MessageRole::User,
+                text: first.text.clone(),
+            }],
+            participants: input.participants.clone(),
+            updated_at: Some(at),
+            event_seq: 1,
+            goal: input.goal.clone(),
+            description: input.description.clone(),
+            acceptance_criteria: input.acceptance_criteria.clone(),
+            lifecycle: Some(input.lifecycle),
+            model: input.model.clone(),
+            reasoning_effort: input.reasoning_effort.clone(),
+            parent_tasks: input.parent_tasks.clone(),
+            earlier: input.earlier.clone(),
+        }
+    }
+
     /// What ListTasks shows of the task, for its memo: the view without its history, its answer
     /// or the conversation it continued, but with the agent message its status carries when it
     /// parks or ends with no status message of its own. `None` when that is still larger than

@@ -62,6 +62,9 @@ pub mod task_workflow {
     pub const PUSH_CONFIGS: Query<TaskWorkflow, (), Vec<PushConfig>> = Query::new("push_configs");
     /// A participant's message; refused with a [`crate::Refusal`] before history is written.
     pub const INBOX: Update<TaskWorkflow, InboxMessage, InboxReceipt> = Update::new("inbox");
+    /// The message that creates the task, with signal-with-start: taken as `inbox` takes it,
+    /// without a receipt; one `inbox` would refuse is dropped.
+    pub const FIRST_MESSAGE: Signal<TaskWorkflow, InboxMessage> = Signal::new("first_message");
     /// Registers, or replaces by id, a webhook.
     pub const SET_PUSH_CONFIG: Update<TaskWorkflow, PushConfig, PushConfig> =
         Update::new("set_push_config");

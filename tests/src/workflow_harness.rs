@@ -594,6 +594,24 @@ impl WorkflowHarness {
             .expect("starting the TaskWorkflow with its first message")
     }
 
+    /// Opens a `TaskWorkflow` with id `task_id` by its first message, as the A2A gateway does
+    /// for a `returnImmediately` send: signal-with-start, the message being the brief.
+    pub async fn open_task_by_message(&self, task_id: &str, input: TaskInput, brief: InboxMessage) {
+        let options = WorkflowStartOptions::new(self.task_queue.clone(), task_id)
+            .id_conflict_policy(WorkflowIdConflictPolicy::UseExisting)
+            .build();
+        self.client()
+            .signal_with_start_workflow(
+                temporal::TaskWorkflow,
+                TaskStart::from(input),
+                task_workflow::FIRST_MESSAGE,
+                brief,
+                options,
+            )
+            .await
+            .expect("opening the TaskWorkflow with its first message");
+    }
+
     /// A harness with task `t`, "books", started by alice's brief: the task most tests need.
     pub async fn with_books() -> WorkflowHarness {
         let h = WorkflowHarness::start().await;

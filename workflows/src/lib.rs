@@ -80,6 +80,7 @@ mod contract_names {
         );
         same_signal(task_workflow::CHILD_DONE, TaskWorkflow::child_done);
         same_signal(task_workflow::CANCEL, TaskWorkflow::cancel);
+        same_signal(task_workflow::FIRST_MESSAGE, TaskWorkflow::first_message);
     }
 
     #[test]

@@ -310,6 +310,45 @@ impl TaskWorkflow {
         ctx: &mut SyncWorkflowContext<Self>,
         message: InboxMessage,
     ) -> InboxReceipt {
+        self.take_message(ctx, message)
+    }
+
+    /// Refuses, before history is written, a message to a closed task or from a stranger.
+    #[update_validator(inbox)]
+    fn validate_inbox(
+        &self,
+        _ctx: &WorkflowContextView,
+        message: &InboxMessage,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        match self.refusal_of(message) {
+            Some(refusal) => Err(refusal.into()),
+            None => Ok(()),
+        }
+    }
+
+    /// The message that creates the task, sent with signal-with-start so that the gateway
+    /// answers a `returnImmediately` SendMessage once Temporal holds the task, without waiting
+    /// for a worker. Taken as `inbox` takes a message; one `inbox` would refuse is dropped, since
+    /// a signal has no caller to answer (the gateway never sends one: the sender of a new task is
+    /// its participant, and a task that has ended is not signalled but refuses the start).
+    #[signal]
+    #[allow(
+        missing_docs,
+        reason = "#[workflow_methods] adds a const of this name and does not copy the doc to it"
+    )]
+    pub fn first_message(&mut self, ctx: &mut SyncWorkflowContext<Self>, message: InboxMessage) {
+        if self.refusal_of(&message).is_none() {
+            self.take_message(ctx, message);
+        }
+    }
+
+    /// A participant's message, by `inbox` or `first_message`: its webhook first, then the
+    /// message, unless the task holds its id already.
+    fn take_message(
+        &mut self,
+        ctx: &mut SyncWorkflowContext<Self>,
+        message: InboxMessage,
+    ) -> InboxReceipt {
         let cursor = self.log.next_seq();
         if let Some(config) = message.push_config.clone() {
             self.keep_push_config(config);
@@ -375,32 +414,6 @@ impl TaskWorkflow {
         }
     }
 
-    /// Refuses, before history is written, a message to a closed task or from a stranger.
-    #[update_validator(inbox)]
-    fn validate_inbox(
-        &self,
-        _ctx: &WorkflowContextView,
-        message: &InboxMessage,
-    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        if self.state.is_terminal() {
-            return Err(task_closed(self.state));
-        }
-        if !self
-            .input
-            .participants
-            .iter()
-            .any(|p| p.id == message.participant_id)
-        {
-            return Err(Refusal::new(RefusalCode::NotParticipant, "not a participant").into());
-        }
-        if let Some(stand_in_id) = &message.sub_task_id {
-            answerable(&self.sub_tasks, stand_in_id, Answerer::Participant).map_err(|refused| {
-                Refusal::new(RefusalCode::SubTaskNotAnswerable, refused.message)
-            })?;
-        }
-        Ok(())
-    }
-
     /// Registers (or replaces, by id) a webhook for the task's changes. Refused for a task that
     /// has ended.
     #[update]
@@ -424,7 +437,7 @@ impl TaskWorkflow {
         _config: &PushConfig,
     ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         if self.state.is_terminal() {
-            return Err(task_closed(self.state));
+            return Err(closed(self.state).into());
         }
         Ok(())
     }
@@ -529,6 +542,29 @@ impl TaskWorkflow {
     fn keep_push_config(&mut self, config: PushConfig) {
         self.push_configs.retain(|c| c.id != config.id);
         self.push_configs.push(config);
+    }
+
+    /// Why the task refuses a message: it is closed, the sender is a stranger, or the sub-task
+    /// it answers waits for no answer.
+    fn refusal_of(&self, message: &InboxMessage) -> Option<Refusal> {
+        if self.state.is_terminal() {
+            return Some(closed(self.state));
+        }
+        if !self
+            .input
+            .participants
+            .iter()
+            .any(|p| p.id == message.participant_id)
+        {
+            return Some(Refusal::new(
+                RefusalCode::NotParticipant,
+                "not a participant",
+            ));
+        }
+        let stand_in_id = message.sub_task_id.as_ref()?;
+        answerable(&self.sub_tasks, stand_in_id, Answerer::Participant)
+            .err()
+            .map(|refused| Refusal::new(RefusalCode::SubTaskNotAnswerable, refused.message))
     }
 
     fn view(&self, task_id: &str) -> TaskView {
@@ -681,8 +717,8 @@ impl TaskWorkflow {
 }
 
 /// The refusal of anything sent to a task that has ended.
-fn task_closed(state: TaskState) -> Box<dyn std::error::Error + Send + Sync> {
-    Refusal::new(RefusalCode::TaskClosed, format!("task is closed ({state})")).into()
+fn closed(state: TaskState) -> Refusal {
+    Refusal::new(RefusalCode::TaskClosed, format!("task is closed ({state})"))
 }
 
 /// The newest `n` of `messages`, in order.

@@ -1043,6 +1043,72 @@ async fn a_repeated_message_id_is_answered_at_once_with_the_task_as_it_is() {
     assert_eq!(events[0]["result"]["task"]["id"], task_id);
 }
 
+/// A `returnImmediately` send that creates a task is answered once Temporal holds the task and
+/// its message (signal-with-start), before any worker reads it: SUBMITTED, with the message as
+/// its history, as GetTask then shows it. A client's retry lands on the same task and adds
+/// nothing.
+#[tokio::test]
+async fn a_task_sent_to_return_immediately_is_answered_as_temporal_holds_it_and_a_retry_adds_nothing()
+ {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![Scripted::Held(ModelResponseSpec {
+        text: Some("The ledger balances.".into()),
+        tool_calls: Vec::new(),
+    })])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let rpc = format!("{}/", config.base_url.clone().unwrap());
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let send = json!({"message": {"messageId": "m-now", "role": "ROLE_USER",
+        "parts": [{"text": "Is the March ledger balanced?"}]},
+        "configuration": {"returnImmediately": true}});
+
+    let sent = a2a_rpc(&rpc, "SendMessage", send.clone(), Some("alice")).await;
+    let task = &sent["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_SUBMITTED", "{sent}");
+    let history = task["history"]
+        .as_array()
+        .expect("the message is the history");
+    assert_eq!(history.len(), 1, "{sent}");
+    assert_eq!(history[0]["messageId"], "m-now");
+    assert_eq!(history[0]["role"], "ROLE_USER");
+    assert_eq!(
+        history[0]["parts"][0]["text"],
+        "Is the March ledger balanced?"
+    );
+    let task_id = task["id"].as_str().unwrap().to_string();
+
+    wait_until("the first model call", || !model.requests().is_empty()).await;
+    let read = a2a_rpc(&rpc, "GetTask", json!({"id": task_id}), Some("alice")).await;
+    assert_eq!(
+        read["result"]["status"]["state"], "TASK_STATE_WORKING",
+        "{read}"
+    );
+    assert_eq!(read["result"]["contextId"], task["contextId"]);
+    assert_eq!(read["result"]["history"][0]["messageId"], "m-now", "{read}");
+    assert_eq!(read["result"]["history"][0]["parts"], history[0]["parts"]);
+
+    // The client retries, having missed the answer: the same task, nothing added to it.
+    let again = a2a_rpc(&rpc, "SendMessage", send, Some("alice")).await;
+    assert_eq!(again["result"]["task"]["id"], task_id.as_str(), "{again}");
+    model.release();
+    let view = temporal
+        .wait_for_task(&task_id, WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    let mine: Vec<_> = view
+        .messages
+        .iter()
+        .filter(|m| m.message_id == "m-now")
+        .collect();
+    assert_eq!(mine.len(), 1, "{:#?}", view.messages);
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "the retry was not answered again"
+    );
+}
+
 #[tokio::test]
 async fn a_message_that_arrives_during_a_turn_waits_for_the_next_one_and_is_answered() {
     let temporal = TestTemporal::start().await;

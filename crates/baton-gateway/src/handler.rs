@@ -20,7 +20,8 @@ use baton_proto::temporal::search_attributes::{
 };
 use baton_proto::temporal::{TaskWorkflow, task_workflow};
 use baton_proto::{
-    EventPage, InboxReceipt, Lifecycle, PushConfig, TaskMessage, TaskState, TaskView,
+    EventPage, InboxMessage, InboxReceipt, Lifecycle, PushConfig, TaskInput, TaskMessage,
+    TaskState, TaskView,
 };
 use baton_proto::{Refusal, RefusalCode};
 use futures::stream::BoxStream;
@@ -29,7 +30,7 @@ use temporalio_client::errors::{
 };
 use temporalio_client::{
     Client, WorkflowCancelOptions, WorkflowDescribeOptions, WorkflowExecuteUpdateOptions,
-    WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowQueryOptions,
+    WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowQueryOptions, WorkflowStartOptions,
     WorkflowUpdateWithStartOptions,
 };
 use temporalio_common::search_attributes::SearchAttributes;
@@ -89,12 +90,22 @@ pub struct TemporalHandler {
 /// How long a CancelTask waits for the task to confirm it was cancelled.
 const CANCEL_WAIT: Duration = Duration::from_secs(60);
 
-/// Where a message was delivered: the task, and the inbox's receipt, or none when Temporal
-/// took the new task but no worker has read the message within the call timeout.
+/// Where a message was delivered, and what became of it.
 pub(crate) struct Delivered {
     task_id: String,
     context_id: Option<String>,
-    receipt: Option<InboxReceipt>,
+    arrival: Arrival,
+}
+
+/// What became of a delivered message.
+enum Arrival {
+    /// The task took it: the inbox's receipt.
+    Taken(InboxReceipt),
+    /// Temporal holds the new task it opens, with the message (signal-with-start): the task as
+    /// it is until a worker takes the message.
+    Opened(Box<TaskView>),
+    /// Temporal holds the new task, but no worker took the message within the call timeout.
+    Unread,
 }
 
 /// When a stream of events ends.
@@ -188,11 +199,14 @@ impl TemporalHandler {
 
     /// Delivers a message: the inbox update of its task, starting the task if it is new. A
     /// webhook sent with it (`configuration.taskPushNotificationConfig`) travels in the same
-    /// update, so it is in place before the message causes any change.
+    /// update, so it is in place before the message causes any change. A new task whose
+    /// sender will not wait (`immediately`) is opened with signal-with-start instead, which
+    /// Temporal answers without a worker.
     async fn deliver(
         &self,
         params: &ServiceParams,
         req: &SendMessageRequest,
+        immediately: bool,
     ) -> Result<Delivered, A2AError> {
         let message = &req.message;
         if message.parts.len() > self.config.max_message_parts {
@@ -230,7 +244,7 @@ impl TemporalHandler {
             return Ok(Delivered {
                 task_id,
                 context_id: view.context_id,
-                receipt: Some(receipt),
+                arrival: Arrival::Taken(receipt),
             });
         }
         let caller = sender(params, message, &self.config.agent_id)?;
@@ -286,16 +300,32 @@ impl TemporalHandler {
                     .value_set(input.participants.iter().map(|p| p.id.clone()).collect()),
             ])
         });
+        // What the Web UI shows for the task in its list.
+        let summary = format!("{} (from {sender})", input.name);
+        if immediately {
+            let options =
+                WorkflowStartOptions::new(self.config.task_queue.clone(), task_id.clone())
+                    .id_conflict_policy(WorkflowIdConflictPolicy::UseExisting)
+                    // An ended task is never started again by a repeat of the message that created it.
+                    .id_reuse_policy(WorkflowIdReusePolicy::RejectDuplicate)
+                    .maybe_search_attributes(indexed)
+                    .static_summary(summary)
+                    .build();
+            let arrival = self.open(&task_id, input, inbox, options).await?;
+            return Ok(Delivered {
+                task_id,
+                context_id: Some(context_id),
+                arrival,
+            });
+        }
         let options = WorkflowUpdateWithStartOptions::new(
             self.config.task_queue.clone(),
             task_id.clone(),
             WorkflowIdConflictPolicy::UseExisting,
         )
-        // An ended task is never started again by a repeat of the message that created it.
         .id_reuse_policy(WorkflowIdReusePolicy::RejectDuplicate)
         .maybe_search_attributes(indexed)
-        // What the Web UI shows for the task in its list.
-        .static_summary(format!("{} (from {sender})", input.name))
+        .static_summary(summary)
         .build();
         let started = self.client.execute_update_with_start_workflow(
             TaskWorkflow,
@@ -312,15 +342,7 @@ impl TemporalHandler {
             // the task as it is, never a second run of it.
             Ok(Err(WorkflowUpdateWithStartError::Start(WorkflowStartError::AlreadyStarted {
                 ..
-            }))) => {
-                let view = self.view(&task_id).await?;
-                InboxReceipt {
-                    message_id: message.message_id.clone(),
-                    duplicate: true,
-                    state: view.state,
-                    cursor: view.event_seq,
-                }
-            }
+            }))) => self.repeat_of_ended(&task_id, &message.message_id).await?,
             Ok(Err(WorkflowUpdateWithStartError::Update(e))) => {
                 return Err(update_error(&task_id, e));
             }
@@ -335,7 +357,7 @@ impl TemporalHandler {
                 return Ok(Delivered {
                     task_id,
                     context_id: Some(context_id),
-                    receipt: None,
+                    arrival: Arrival::Unread,
                 });
             }
             Err(_) => return Err(self.unavailable("starting the task")),
@@ -343,7 +365,61 @@ impl TemporalHandler {
         Ok(Delivered {
             task_id,
             context_id: Some(context_id),
-            receipt: Some(receipt),
+            arrival: Arrival::Taken(receipt),
+        })
+    }
+
+    /// Opens a new task with its first message in one signal-with-start: Temporal answers once
+    /// it holds both, and the task is what [`TaskView::opened`] says until a worker takes the
+    /// message. A repeat lands on the same task, whose inbox drops the duplicate; a repeat for
+    /// a task that has ended is answered with the task as it is.
+    async fn open(
+        &self,
+        task_id: &str,
+        input: TaskInput,
+        first: InboxMessage,
+        options: WorkflowStartOptions,
+    ) -> Result<Arrival, A2AError> {
+        let now = chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now())
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let opened = Box::new(TaskView::opened(task_id, &input, &first, now));
+        let message_id = first.message_id.clone();
+        let started = self.client.signal_with_start_workflow(
+            TaskWorkflow,
+            input.into(),
+            task_workflow::FIRST_MESSAGE,
+            first,
+            options,
+        );
+        let started = tokio::time::timeout(self.config.temporal_timeout, started).await;
+        self.views.forget(task_id);
+        match started {
+            Ok(Ok(_)) => Ok(Arrival::Opened(opened)),
+            Ok(Err(WorkflowStartError::AlreadyStarted { .. })) => Ok(Arrival::Taken(
+                self.repeat_of_ended(task_id, &message_id).await?,
+            )),
+            Ok(Err(other)) => Err(A2AError::internal(format!(
+                "the task could not be started: {other}"
+            ))),
+            // Signal-with-start is one write: a task Temporal holds holds the message too.
+            Err(_) if self.exists(task_id).await => Ok(Arrival::Opened(opened)),
+            Err(_) => Err(self.unavailable("starting the task")),
+        }
+    }
+
+    /// The receipt for a repeat of the message that created a task that has since ended: a
+    /// duplicate, with the task as it is.
+    async fn repeat_of_ended(
+        &self,
+        task_id: &str,
+        message_id: &str,
+    ) -> Result<InboxReceipt, A2AError> {
+        let view = self.view(task_id).await?;
+        Ok(InboxReceipt {
+            message_id: message_id.to_string(),
+            duplicate: true,
+            state: view.state,
+            cursor: view.event_seq,
         })
     }
 
@@ -610,14 +686,18 @@ impl RequestHandler for TemporalHandler {
         req: SendMessageRequest,
     ) -> Result<SendMessageResponse, A2AError> {
         self.check_extensions(params)?;
-        let delivered = self.deliver(params, &req).await?;
         let configuration = req.configuration.as_ref();
         let history_length = configuration.and_then(|c| c.history_length);
-        let Some(receipt) = &delivered.receipt else {
-            return Ok(SendMessageResponse::Task(submitted(&delivered)));
+        let immediately = configuration.and_then(|c| c.return_immediately) == Some(true);
+        let delivered = self.deliver(params, &req, immediately).await?;
+        let receipt = match &delivered.arrival {
+            Arrival::Taken(receipt) => receipt,
+            Arrival::Opened(view) => {
+                return Ok(SendMessageResponse::Task(task_of(view, history_length)));
+            }
+            Arrival::Unread => return Ok(SendMessageResponse::Task(submitted(&delivered))),
         };
         let task_id = &delivered.task_id;
-        let immediately = configuration.and_then(|c| c.return_immediately) == Some(true);
         // A repeated messageId was answered when it first came: the task as it is now.
         let view = if immediately || receipt.duplicate {
             self.view(task_id).await?
@@ -633,10 +713,17 @@ impl RequestHandler for TemporalHandler {
         req: SendMessageRequest,
     ) -> Result<BoxStream<'static, Result<StreamResponse, A2AError>>, A2AError> {
         self.check_extensions(params)?;
-        let delivered = self.deliver(params, &req).await?;
-        let Some(receipt) = delivered.receipt.clone() else {
-            let only = StreamResponse::Task(submitted(&delivered));
-            return Ok(Box::pin(futures::stream::iter([Ok(only)])));
+        let delivered = self.deliver(params, &req, false).await?;
+        let receipt = match &delivered.arrival {
+            Arrival::Taken(receipt) => receipt.clone(),
+            Arrival::Opened(view) => {
+                let only = StreamResponse::Task(task_of(view, None));
+                return Ok(Box::pin(futures::stream::iter([Ok(only)])));
+            }
+            Arrival::Unread => {
+                let only = StreamResponse::Task(submitted(&delivered));
+                return Ok(Box::pin(futures::stream::iter([Ok(only)])));
+            }
         };
         let view = self.view(&delivered.task_id).await?;
         if receipt.duplicate {
