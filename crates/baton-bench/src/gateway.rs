@@ -6,8 +6,8 @@
 //!
 //! Baton's side is `baton worker`'s: an embedded dev server the bench starts, the worker with its
 //! gateway, and the bench model, which answers a gateway task at once. Each SendMessage starts a
-//! `TaskWorkflow` (update-with-start of its `inbox`), which then runs a model turn and parks, as
-//! a conversation does. The a2a-sdk's executor parks each new task at once too.
+//! `TaskWorkflow` (signal-with-start of its `first_message`), which then runs a model turn and
+//! parks, as a conversation does. The a2a-sdk's executor parks each new task at once too.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

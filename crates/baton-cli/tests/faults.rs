@@ -960,6 +960,8 @@ async fn tasks_are_listed_from_visibility_alone_even_with_no_worker_to_ask() {
     let since_first = tasks[1]["status"]["timestamp"].clone();
 
     // No worker is left to answer a query: GetTask times out, the listing answers in full.
+    // The timeout (2 s) outlasts the second a gateway serves a listing again, so the listings
+    // below read visibility.
     worker.kill().await;
     let unanswered = a2a_rpc(&rpc, "GetTask", json!({"id": task_ids[0]}), Some("alice")).await;
     assert_eq!(unanswered["error"]["code"], -32603, "{unanswered}");

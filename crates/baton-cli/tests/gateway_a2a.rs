@@ -459,6 +459,73 @@ async fn get_task_reads_this_gateways_writes_at_once_and_anothers_as_they_land()
     assert_eq!(model.requests().len(), 3);
 }
 
+/// ListTasks serves a listing again for a moment, but never past a write through its own
+/// gateway: a task sent through this gateway, and then one sent through another, are each
+/// listed once visibility has them, as their states change.
+#[tokio::test]
+async fn list_tasks_shows_new_tasks_and_their_changes_through_either_gateway() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(replies(10)).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let mut other_config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    other_config.task_queue = config.task_queue.clone();
+    let other_url = other_config.base_url.clone().unwrap();
+    let _other = GatewayProcess::start(baton(), &other_config.render()).await;
+
+    let alice = SdkClient::new(&url, "JSONRPC", "alice").speaking_the_status_extension();
+    let listed_states = || async {
+        let listed = alice.call("list", &[]).await.ok();
+        let tasks = listed[0]["tasks"].as_array().cloned().unwrap_or_default();
+        tasks
+            .iter()
+            .map(|t| (t["id"].as_str().unwrap().to_string(), state(t).to_string()))
+            .collect::<Vec<_>>()
+    };
+    let parked = |ids: &[&str]| -> Vec<(String, String)> {
+        ids.iter()
+            .map(|id| (id.to_string(), "TASK_STATE_INPUT_REQUIRED".to_string()))
+            .collect()
+    };
+
+    let sent = alice
+        .call("send", &["--text", "First", "--return-immediately"])
+        .await
+        .ok();
+    let first = sent[0]["task"]["id"].as_str().unwrap().to_string();
+    poll_until("the first task listed as parked", HANG_GUARD, || async {
+        (listed_states().await == parked(&[&first])).then_some(())
+    })
+    .await;
+
+    let via_other = SdkClient::new(&other_url, "JSONRPC", "alice").speaking_the_status_extension();
+    let sent = via_other
+        .call("send", &["--text", "Second", "--return-immediately"])
+        .await
+        .ok();
+    let second = sent[0]["task"]["id"].as_str().unwrap().to_string();
+    poll_until(
+        "the other gateway's task listed as parked",
+        HANG_GUARD,
+        || async { (listed_states().await == parked(&[&second, &first])).then_some(()) },
+    )
+    .await;
+
+    let sent = alice
+        .call("send", &["--text", "Third", "--return-immediately"])
+        .await
+        .ok();
+    let third = sent[0]["task"]["id"].as_str().unwrap().to_string();
+    poll_until(
+        "this gateway's next task listed as parked",
+        HANG_GUARD,
+        || async { (listed_states().await == parked(&[&third, &second, &first])).then_some(()) },
+    )
+    .await;
+    assert_eq!(model.requests().len(), 3);
+}
+
 /// Every push a webhook received: its headers and body.
 type Received = std::sync::Arc<std::sync::Mutex<Vec<(axum::http::HeaderMap, Value)>>>;
 

@@ -41,7 +41,8 @@ use crate::a2a_task::{events_of, task_of};
 use crate::continuation::continuing;
 use crate::identity::{CallerKind, check_task_id, follow_up_sender, required_caller, sender};
 use crate::intake::{Trust, follow_up, inbox_message, new_task, text_of};
-use crate::listing::list_tasks;
+use crate::listing::{Freshness, list_tasks};
+use crate::listing_cache::ListingCache;
 use crate::part_scan::too_many_parts;
 use crate::push_configs::{self, check_url};
 use crate::task_changes::TaskChanges;
@@ -85,6 +86,8 @@ pub struct TemporalHandler {
     changes: TaskChanges,
     /// The views GetTask serves again while their tasks have not moved.
     views: ViewCache,
+    /// The listings ListTasks serves again for a moment.
+    pub(crate) listings: ListingCache,
 }
 
 /// How long a CancelTask waits for the task to confirm it was cancelled.
@@ -129,6 +132,7 @@ impl TemporalHandler {
         let changes = TaskChanges::new(client.clone());
         TemporalHandler {
             views: ViewCache::new(changes.clone()),
+            listings: ListingCache::default(),
             changes,
             client,
             config: Arc::new(config),
@@ -154,7 +158,10 @@ impl TemporalHandler {
             tenant: None,
         };
         let listed = match self
-            .bounded("looking up the context", list_tasks(self, params, newest))
+            .bounded(
+                "looking up the context",
+                list_tasks(self, params, newest, Freshness::Now),
+            )
             .await
             .and_then(|listed| listed)
         {
@@ -335,7 +342,7 @@ impl TemporalHandler {
             options,
         );
         let started = tokio::time::timeout(self.config.temporal_timeout, started).await;
-        self.views.forget(&task_id);
+        self.wrote(&task_id);
         let receipt = match started {
             Ok(Ok(receipt)) => receipt,
             // The task this message created has ended: the message is a repeat, answered with
@@ -392,7 +399,7 @@ impl TemporalHandler {
             options,
         );
         let started = tokio::time::timeout(self.config.temporal_timeout, started).await;
-        self.views.forget(task_id);
+        self.wrote(task_id);
         match started {
             Ok(Ok(_)) => Ok(Arrival::Opened(opened)),
             Ok(Err(WorkflowStartError::AlreadyStarted { .. })) => Ok(Arrival::Taken(
@@ -421,6 +428,12 @@ impl TemporalHandler {
             state: view.state,
             cursor: view.event_seq,
         })
+    }
+
+    /// Forgets what the caches hold that a write to `task_id` may have changed.
+    fn wrote(&self, task_id: &str) {
+        self.views.forget(task_id);
+        self.listings.wrote();
     }
 
     /// Whether Temporal has a workflow with this id, within the call timeout.
@@ -481,7 +494,7 @@ impl TemporalHandler {
         let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
         let update = handle.execute_update(update, input, WorkflowExecuteUpdateOptions::default());
         let updated = self.bounded(doing, update).await;
-        self.views.forget(task_id);
+        self.wrote(task_id);
         updated?.map_err(|e| update_error(task_id, e))
     }
 
@@ -758,8 +771,11 @@ impl RequestHandler for TemporalHandler {
         req: ListTasksRequest,
     ) -> Result<ListTasksResponse, A2AError> {
         // Each task is read with its own bounded query; the whole listing is bounded too.
-        self.bounded("listing the tasks", list_tasks(self, params, req))
-            .await?
+        self.bounded(
+            "listing the tasks",
+            list_tasks(self, params, req, Freshness::MayBeKept),
+        )
+        .await?
     }
 
     async fn cancel_task(
@@ -780,7 +796,7 @@ impl RequestHandler for TemporalHandler {
                 .build(),
         );
         let sent = self.bounded("sending the cancel", cancel).await;
-        self.views.forget(&req.id);
+        self.wrote(&req.id);
         sent?.map_err(|e| A2AError::internal(format!("the cancel could not be sent: {e}")))?;
         let deadline = tokio::time::Instant::now() + CANCEL_WAIT;
         let mut changes = self.changes.listen(&req.id);

@@ -12,6 +12,7 @@ mod handler;
 mod identity;
 mod intake;
 mod listing;
+mod listing_cache;
 mod oidc;
 mod part_scan;
 mod push_configs;

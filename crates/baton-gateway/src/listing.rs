@@ -4,8 +4,9 @@
 //! the memo, or run by a worker before it) is read with its `task` query, as is every task of
 //! the page when the caller asks for history or artifacts, which the memo leaves out.
 //!
-//! Visibility follows the workflows by a few milliseconds: a listing may show a task's state
-//! from just before its latest change. GetTask reads the task itself.
+//! Visibility follows the workflows by a few milliseconds, and the gateway serves a listing
+//! again for up to a second ([`crate::listing_cache`]): a listing may show a task's state from
+//! just before its latest change. GetTask reads the task itself.
 
 use a2a::{A2AError, ListTasksRequest, ListTasksResponse};
 use a2a_server::ServiceParams;
@@ -19,6 +20,16 @@ use temporalio_client::{WorkflowExecution, WorkflowListOptions};
 use crate::a2a_task::task_of;
 use crate::handler::TemporalHandler;
 use crate::identity::{CallerKind, caller};
+use crate::listing_cache::ListingKey;
+
+/// Whether a listing may be one the gateway read a moment ago.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// A listing read within the last second will do: ListTasks.
+    MayBeKept,
+    /// Visibility is asked now: what a new task is built on.
+    Now,
+}
 
 const DEFAULT_PAGE_SIZE: i32 = 50;
 const MAX_PAGE_SIZE: i32 = 100;
@@ -31,6 +42,7 @@ pub async fn list_tasks(
     handler: &TemporalHandler,
     params: &ServiceParams,
     req: ListTasksRequest,
+    freshness: Freshness,
 ) -> Result<ListTasksResponse, A2AError> {
     let page_size = req.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
     if !(1..=MAX_PAGE_SIZE).contains(&page_size) {
@@ -48,53 +60,31 @@ pub async fn list_tasks(
     let Some(caller) = caller(params).filter(|c| c.kind != CallerKind::Anonymous) else {
         return Ok(empty(page_size));
     };
-    let caller = caller.id;
-
-    let query = visibility_query(handler, &caller, &req);
-    let runs: Vec<_> = handler
-        .client
-        .list_workflows(
-            query,
-            WorkflowListOptions::builder().limit(SCAN_LIMIT).build(),
-        )
-        .collect()
-        .await;
-    let runs = runs.into_iter().collect::<Result<Vec<_>, _>>().map_err(|e| {
-        A2AError::internal(format!(
-            "listing tasks failed: {e}. If Baton's search attributes are not registered on \
-             this namespace, register them (docs/gateway.md) or set temporal.search_attributes = false"
-        ))
-    })?;
-    let (mut views, unlisted) = listed_views(runs);
-    let read = read_views(handler, unlisted).await;
-    views.extend(read);
-    views.retain(|view| {
-        let visible = view.participants.iter().any(|p| p.id == caller);
-        let in_context = req
-            .context_id
-            .as_ref()
-            .is_none_or(|c| view.context_id.as_deref() == Some(c.as_str()));
-        let in_state = req
-            .status
-            .as_ref()
-            .is_none_or(|s| from_a2a(s) == view.state);
-        let recent = req.status_timestamp_after.is_none_or(|after| {
-            view.updated_at
-                .as_deref()
-                .and_then(|at| DateTime::parse_from_rfc3339(at).ok())
-                .is_some_and(|at| at.with_timezone(&Utc) > after)
-        });
-        visible && in_context && in_state && recent
-    });
-    views.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    let key = ListingKey {
+        caller: caller.id,
+        context_id: req.context_id.clone(),
+        state: req.status.as_ref().map(from_a2a),
+        status_after: req.status_timestamp_after,
+    };
+    let views = match freshness {
+        Freshness::MayBeKept => {
+            handler
+                .listings
+                .listing(key.clone(), || listing(handler, &key))
+                .await?
+        }
+        Freshness::Now => std::sync::Arc::new(listing(handler, &key).await?),
+    };
 
     let total = views.len();
     let include_artifacts = req.include_artifacts == Some(true);
     let mut page: Vec<TaskView> = views
-        .into_iter()
+        .iter()
         .skip(offset)
         .take(page_size as usize)
+        .cloned()
         .collect();
+
     // The memo holds neither history nor the answer: a page that shows them reads its tasks.
     // A task that cannot be read now is listed as the memo has it, without them.
     if include_artifacts || req.history_length.is_some_and(|n| n > 0) {
@@ -135,20 +125,58 @@ pub async fn list_tasks(
     })
 }
 
+/// The caller's tasks that `key` filters on, newest first, from visibility.
+async fn listing(handler: &TemporalHandler, key: &ListingKey) -> Result<Vec<TaskView>, A2AError> {
+    let runs: Vec<_> = handler
+        .client
+        .list_workflows(
+            visibility_query(handler, key),
+            WorkflowListOptions::builder().limit(SCAN_LIMIT).build(),
+        )
+        .collect()
+        .await;
+    let runs = runs.into_iter().collect::<Result<Vec<_>, _>>().map_err(|e| {
+        A2AError::internal(format!(
+            "listing tasks failed: {e}. If Baton's search attributes are not registered on \
+             this namespace, register them (docs/gateway.md) or set temporal.search_attributes = false"
+        ))
+    })?;
+    let (mut views, unlisted) = listed_views(runs);
+    let read = read_views(handler, unlisted).await;
+    views.extend(read);
+    views.retain(|view| {
+        let visible = view.participants.iter().any(|p| p.id == key.caller);
+        let in_context = key
+            .context_id
+            .as_ref()
+            .is_none_or(|c| view.context_id.as_deref() == Some(c.as_str()));
+        let in_state = key.state.is_none_or(|s| s == view.state);
+        let recent = key.status_after.is_none_or(|after| {
+            view.updated_at
+                .as_deref()
+                .and_then(|at| DateTime::parse_from_rfc3339(at).ok())
+                .is_some_and(|at| at.with_timezone(&Utc) > after)
+        });
+        visible && in_context && in_state && recent
+    });
+    views.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    Ok(views)
+}
+
 /// The visibility query: by task queue, and, when tasks carry Baton's search attributes, by the
 /// caller, the context and the state too, so only their tasks are read.
-fn visibility_query(handler: &TemporalHandler, caller: &str, req: &ListTasksRequest) -> String {
+fn visibility_query(handler: &TemporalHandler, key: &ListingKey) -> String {
     let quote = |value: &str| format!("'{}'", value.replace(['\'', '\\'], ""));
     let mut query = format!(
         "WorkflowType = 'TaskWorkflow' AND TaskQueue = {}",
         quote(&handler.config.task_queue)
     );
     if handler.config.search_attributes {
-        query += &format!(" AND BatonParticipants = {}", quote(caller));
-        if let Some(context) = &req.context_id {
+        query += &format!(" AND BatonParticipants = {}", quote(&key.caller));
+        if let Some(context) = &key.context_id {
             query += &format!(" AND A2AContextId = {}", quote(context));
         }
-        if let Some(after) = req.status_timestamp_after {
+        if let Some(after) = key.status_after {
             // Tasks from workers before the attribute have none: the listed view's own
             // timestamp decides for them.
             let after = after.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true);
@@ -157,7 +185,7 @@ fn visibility_query(handler: &TemporalHandler, caller: &str, req: &ListTasksRequ
                 quote(&after)
             );
         }
-        if let Some(state) = &req.status {
+        if let Some(state) = &key.state {
             let name = serde_json::to_value(state)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
