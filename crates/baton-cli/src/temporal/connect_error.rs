@@ -124,6 +124,8 @@ fn hint(chain: &str, settings: &TemporalSettings) -> Option<String> {
         "closed connection",
         "close_notify",
         "frame with invalid size",
+        // hyper's word for a connection the server closed before its first request went out.
+        "connection was not ready",
     ]);
     if closed && !settings.tls {
         return Some(
@@ -236,6 +238,11 @@ mod tests {
             (
                 &mtls,
                 "connection closed",
+                "may refuse Baton's client certificate",
+            ),
+            (
+                &mtls,
+                "client error (SendRequest): connection was not ready",
                 "may refuse Baton's client certificate",
             ),
             (
