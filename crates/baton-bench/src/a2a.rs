@@ -93,8 +93,9 @@ struct Batch {
 #[derive(Debug, Clone, Serialize)]
 struct A2aReport {
     cold_start_ms: Option<Latency>,
-    /// The worker's RSS in MB (10^6 bytes, as the reference's): after a warm-up, and after
-    /// every question of the run.
+    /// The worker's RSS in MB (10^6 bytes, as the reference's): once it serves its card, after
+    /// a warm-up, and after every question of the run.
+    rss_ready_mb: Option<f64>,
     rss_idle_mb: Option<f64>,
     rss_after_mb: Option<f64>,
     questions: usize,
@@ -154,6 +155,7 @@ async fn measure(
     progress("starting the measured worker");
     let (worker, _) = start_worker(config, &http, &url).await?;
     let pid = worker.id();
+    let rss_ready_mb = rss_mib(pid).map(mib_to_mb);
     let asker = Asker { http, url };
     let mut asked = 0;
     for _ in 0..5 {
@@ -192,6 +194,7 @@ async fn measure(
     terminate(worker).await;
     Ok(A2aReport {
         cold_start_ms: Latency::of(&cold),
+        rss_ready_mb,
         rss_idle_mb,
         rss_after_mb,
         questions: asked,
@@ -379,7 +382,13 @@ fn print_text(report: &A2aReport) {
     }
     println!(
         "{:<44} {:>16} {:>22}",
-        "RSS of the worker, idle (MB)",
+        "RSS of the worker, ready, no task yet (MB)",
+        show(report.rss_ready_mb),
+        r.rss_idle_mb
+    );
+    println!(
+        "{:<44} {:>16} {:>22}",
+        "RSS of the worker, idle after 5 tasks (MB)",
         show(report.rss_idle_mb),
         r.rss_idle_mb
     );
