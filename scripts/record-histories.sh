@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Records the workflow histories that `baton replay` replays in the tests (tests/histories/):
 # - from a run of the delegation example on a fresh dev server, a conversation with the front
-#   desk that delegates to the ledger, takes a second message, then is cancelled: every
-#   TaskWorkflow and RemoteTaskWorkflow of that run, named by what it is;
+#   desk that delegates to the ledger, takes a second message, then is cancelled, and a task
+#   opened by a `returnImmediately` SendMessage (the `first_message` signal) that runs to its
+#   end: every TaskWorkflow and RemoteTaskWorkflow of that run, named by what it is;
 # - from three push tests (crates/baton-cli/tests/engine_push.rs), a push-watched delegation
 #   that completes, one whose parent is cancelled, and a stand-in that continued as new.
 #
@@ -36,24 +37,42 @@ task="$("$BATON" task send "${desk[@]}" --json "When did order 1042 ship?" \
 "$BATON" task send "${desk[@]}" --task "$task" "What did order 1043 cost?" >&2
 "$BATON" task cancel "${desk[@]}" "$task" >&2
 
+# A task opened without waiting (signal-with-start), read until it has ended.
+rpc() {
+  curl -sf http://127.0.0.1:8202/ -H 'A2A-Version: 1.0' -H 'X-Participant-Id: customer' \
+    -H 'content-type: application/json' -d "$1"
+}
+opened="$(rpc '{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+  "message": {"messageId": "opened-1", "role": "ROLE_USER", "parts": [{"text": "When did order 1043 ship?"}]},
+  "configuration": {"returnImmediately": true}}}' \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["result"]["task"]["id"])')"
+for _ in $(seq 120); do
+  state="$(rpc "{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": \"GetTask\", \"params\": {\"id\": \"$opened\"}}" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["result"]["status"]["state"])')"
+  case "$state" in TASK_STATE_COMPLETED|TASK_STATE_FAILED|TASK_STATE_CANCELED) break ;; esac
+  sleep 0.5
+done
+echo "the opened task $opened ended $state" >&2
+
 saved="$work/saved"
 for agent in front-desk ledger; do
   (cd "$work" && "$BATON" replay --config "$agent.toml" \
     --query "TaskQueue = \"$agent\"" --save "$saved/$agent") >&2
 done
 # Names that say what each history is, in the order the workflows started.
-python3 - "$saved" "$out" "$task" <<'PY'
+python3 - "$saved" "$out" "$task" "$opened" <<'PY'
 import json, pathlib, shutil, sys
-saved, out, task = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3]
+saved, out, task, opened = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3], sys.argv[4]
 def started(path):
     return json.loads(path.read_text())["events"][0]["event_time"]
 shutil.copy(saved / "front-desk" / f"{task}.json", out / "front-desk-conversation.json")
+shutil.copy(saved / "front-desk" / f"{opened}.json", out / "front-desk-opened.json")
 stand_ins = sorted((saved / "front-desk").glob(f"{task}.*.json"), key=started)
 ledger = sorted((saved / "ledger").glob("*.json"), key=started)
 for name, paths in (("front-desk-stand-in", stand_ins), ("ledger-task", ledger)):
     for n, path in enumerate(paths, 1):
         shutil.copy(path, out / f"{name}-{n}.json")
-print(f"recorded {1 + len(stand_ins) + len(ledger)} histories in {out}", file=sys.stderr)
+print(f"recorded {2 + len(stand_ins) + len(ledger)} histories in {out}", file=sys.stderr)
 PY
 
 (cd "$root" && BATON_RECORD_HISTORIES="$out" cargo test --quiet -p baton-cli --test engine_push -- \

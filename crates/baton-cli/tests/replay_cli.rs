@@ -49,7 +49,7 @@ fn as_args(paths: &[PathBuf]) -> Vec<&str> {
 #[test]
 fn the_committed_histories_replay_on_this_build() {
     let files = committed_histories();
-    assert!(files.len() >= 24, "{files:?}");
+    assert!(files.len() >= 40, "{files:?}");
     // Generation 2 records the delegation metrics (a patch marker and a local activity), which
     // generation 1, written before them, does not have; generation 3 also records the turn
     // order and the idle end of a conversation (two more patch markers). All must replay.
@@ -78,6 +78,17 @@ fn the_committed_histories_replay_on_this_build() {
             .contains("BatonListedTask")
     };
     assert!(!listed("3") && listed("4"));
+    // Generation 5 adds a task opened by its first message with signal-with-start.
+    let opened = files
+        .iter()
+        .find(|p| p.ends_with("5/front-desk-opened.json"))
+        .unwrap();
+    let opened = std::fs::read_to_string(opened).unwrap();
+    assert!(opened.contains(r#""signal_name":"first_message""#));
+    assert!(
+        !opened.contains(r#""update_id""#),
+        "opened without an update"
+    );
     let output = replay(&as_args(&files));
     let text = stdout(&output);
     assert_eq!(output.status.code(), Some(0), "{text}");
