@@ -204,6 +204,21 @@ async fn a_message_from_a_stranger_is_refused_not_participant() {
     assert_eq!(model.seen().len(), 1);
 }
 
+/// A webhook nobody listens on, and alice's brief "add the numbers", which registers it.
+fn brief_with_hook() -> (PushConfig, InboxMessage) {
+    let hook = PushConfig {
+        id: "hook".into(),
+        url: "http://127.0.0.1:9/hook".into(),
+        token: None,
+        authentication: None,
+    };
+    let brief = InboxMessage {
+        push_config: Some(hook.clone()),
+        ..message("brief", "alice", "add the numbers")
+    };
+    (hook, brief)
+}
+
 /// A message to a task that has ended is refused with `task_closed`, whoever sends it, and so
 /// is a webhook registration. The task is held at its end by its last push, the one moment its
 /// workflow still runs with the task ended.
@@ -213,17 +228,8 @@ async fn a_message_to_a_task_that_has_ended_is_refused_task_closed() {
     let a = &h.activities;
     a.deliver_push
         .answer_with(|push| (!push.state.is_terminal()).then_some(Ok(())));
-    let hook = PushConfig {
-        id: "hook".into(),
-        url: "http://127.0.0.1:9/hook".into(),
-        token: None,
-        authentication: None,
-    };
+    let (hook, brief) = brief_with_hook();
     let input = task_with("sums", "add the numbers", &["alice"]);
-    let brief = InboxMessage {
-        push_config: Some(hook.clone()),
-        ..message("brief", "alice", "add the numbers")
-    };
     h.start_task_by_message("t", input, brief).await;
     a.invoke_model.next().await.reply(answer("10"));
     let last_push = a.deliver_push.next().await;
@@ -259,17 +265,8 @@ async fn a_message_to_a_task_that_has_ended_is_refused_task_closed() {
 async fn a_task_opened_by_its_first_message_is_the_one_its_update_starts() {
     let h = WorkflowHarness::start().await;
     let a = &h.activities;
-    let hook = PushConfig {
-        id: "hook".into(),
-        url: "http://127.0.0.1:9/hook".into(),
-        token: None,
-        authentication: None,
-    };
+    let (hook, brief) = brief_with_hook();
     let input = task_with("sums", "add the numbers", &["alice"]);
-    let brief = InboxMessage {
-        push_config: Some(hook.clone()),
-        ..message("brief", "alice", "add the numbers")
-    };
     let mut ended = Vec::new();
     for (task_id, opened) in [("by-signal", true), ("by-update", false)] {
         if opened {
@@ -327,17 +324,8 @@ async fn a_first_message_the_inbox_would_refuse_is_dropped() {
     let a = &h.activities;
     a.deliver_push
         .answer_with(|push| (!push.state.is_terminal()).then_some(Ok(())));
-    let hook = PushConfig {
-        id: "hook".into(),
-        url: "http://127.0.0.1:9/hook".into(),
-        token: None,
-        authentication: None,
-    };
+    let (_, brief) = brief_with_hook();
     let input = task_with("sums", "add the numbers", &["alice"]);
-    let brief = InboxMessage {
-        push_config: Some(hook),
-        ..message("brief", "alice", "add the numbers")
-    };
     h.open_task_by_message("t", input, brief).await;
     let turn = a.invoke_model.next().await;
     h.signal(

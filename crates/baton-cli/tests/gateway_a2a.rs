@@ -392,18 +392,37 @@ async fn a_gateway_restart_loses_nothing() {
     );
 }
 
+/// A worker with its gateway and a second gateway on the same tasks, as a second replica would
+/// be; both stop on drop.
+struct Replicas {
+    url: String,
+    other_url: String,
+    _worker: WorkerProcess,
+    _other: GatewayProcess,
+}
+
+impl Replicas {
+    async fn start(temporal: &TestTemporal, model: &FakeModel) -> Replicas {
+        let config = WorkerConfig::new(temporal, &model.base_url()).with_push_receiver();
+        let worker = WorkerProcess::start(baton(), &config.render()).await;
+        let mut other_config = WorkerConfig::new(temporal, &model.base_url()).with_push_receiver();
+        other_config.task_queue = config.task_queue.clone();
+        let other = GatewayProcess::start(baton(), &other_config.render()).await;
+        Replicas {
+            url: config.base_url.clone().unwrap(),
+            other_url: other_config.base_url.clone().unwrap(),
+            _worker: worker,
+            _other: other,
+        }
+    }
+}
+
 #[tokio::test]
 async fn get_task_reads_this_gateways_writes_at_once_and_anothers_as_they_land() {
     let temporal = TestTemporal::start().await;
     let model = FakeModel::start(replies(10)).await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
-    let url = config.base_url.clone().unwrap();
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    // A second gateway on the same tasks, as a second replica would be.
-    let mut other_config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
-    other_config.task_queue = config.task_queue.clone();
-    let other_url = other_config.base_url.clone().unwrap();
-    let _other = GatewayProcess::start(baton(), &other_config.render()).await;
+    let replicas = Replicas::start(&temporal, &model).await;
+    let (url, other_url) = (replicas.url.clone(), replicas.other_url.clone());
 
     let alice = SdkClient::new(&url, "JSONRPC", "alice").speaking_the_status_extension();
     let sent = alice.call("send", &["--text", "Remember me"]).await.ok();
@@ -466,13 +485,8 @@ async fn get_task_reads_this_gateways_writes_at_once_and_anothers_as_they_land()
 async fn list_tasks_shows_new_tasks_and_their_changes_through_either_gateway() {
     let temporal = TestTemporal::start().await;
     let model = FakeModel::start(replies(10)).await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
-    let url = config.base_url.clone().unwrap();
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    let mut other_config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
-    other_config.task_queue = config.task_queue.clone();
-    let other_url = other_config.base_url.clone().unwrap();
-    let _other = GatewayProcess::start(baton(), &other_config.render()).await;
+    let replicas = Replicas::start(&temporal, &model).await;
+    let (url, other_url) = (replicas.url.clone(), replicas.other_url.clone());
 
     let alice = SdkClient::new(&url, "JSONRPC", "alice").speaking_the_status_extension();
     let listed_states = || async {
