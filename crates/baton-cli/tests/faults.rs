@@ -1111,6 +1111,49 @@ async fn a_task_sent_to_return_immediately_is_answered_as_temporal_holds_it_and_
     );
 }
 
+/// A `returnImmediately` send while Temporal is down is told, in time, to retry; retried once
+/// Temporal is back, it opens the task once, and the task runs.
+#[tokio::test]
+async fn a_task_sent_to_return_immediately_during_a_temporal_outage_is_opened_once_by_the_retry() {
+    let mut temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![reply("The ledger balances.")]).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let rpc = format!("{}/", config.base_url.clone().unwrap());
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let send = json!({"message": {"messageId": "m-outage", "role": "ROLE_USER",
+        "parts": [{"text": "Is the March ledger balanced?"}]},
+        "configuration": {"returnImmediately": true}});
+
+    temporal.kill();
+    let refused = a2a_rpc(&rpc, "SendMessage", send.clone(), Some("alice")).await;
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
+    assert!(
+        refused["error"]["data"]
+            .to_string()
+            .contains("google.rpc.RetryInfo"),
+        "{refused}"
+    );
+
+    temporal.start_again().await;
+    let sent = poll_until("the retried send taken", WITHIN, || async {
+        let sent = a2a_rpc(&rpc, "SendMessage", send.clone(), Some("alice")).await;
+        sent.get("result").is_some().then_some(sent)
+    })
+    .await;
+    let task_id = sent["result"]["task"]["id"].as_str().unwrap().to_string();
+    let view = temporal
+        .wait_for_task(&task_id, WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    let taken: Vec<_> = view
+        .messages
+        .iter()
+        .filter(|m| m.message_id == "m-outage")
+        .collect();
+    assert_eq!(taken.len(), 1, "{:#?}", view.messages);
+    assert_eq!(model.requests().len(), 1);
+}
+
 #[tokio::test]
 async fn a_message_that_arrives_during_a_turn_waits_for_the_next_one_and_is_answered() {
     let temporal = TestTemporal::start().await;

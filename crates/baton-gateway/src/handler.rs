@@ -26,7 +26,8 @@ use baton_proto::{
 use baton_proto::{Refusal, RefusalCode};
 use futures::stream::BoxStream;
 use temporalio_client::errors::{
-    WorkflowQueryError, WorkflowStartError, WorkflowUpdateError, WorkflowUpdateWithStartError,
+    WorkflowInteractionError, WorkflowQueryError, WorkflowStartError, WorkflowUpdateError,
+    WorkflowUpdateWithStartError,
 };
 use temporalio_client::{
     Client, WorkflowCancelOptions, WorkflowDescribeOptions, WorkflowExecuteUpdateOptions,
@@ -351,7 +352,13 @@ impl TemporalHandler {
                 ..
             }))) => self.repeat_of_ended(&task_id, &message.message_id).await?,
             Ok(Err(WorkflowUpdateWithStartError::Update(e))) => {
-                return Err(update_error(&task_id, e));
+                return Err(update_error(&task_id, "delivering the message", e));
+            }
+            Ok(Err(
+                WorkflowUpdateWithStartError::Start(WorkflowStartError::Rpc(status))
+                | WorkflowUpdateWithStartError::Rpc(status),
+            )) if unreachable(&status) => {
+                return Err(temporal_unreachable("starting the task", &status));
             }
             Ok(Err(other)) => {
                 return Err(A2AError::internal(format!(
@@ -405,6 +412,9 @@ impl TemporalHandler {
             Ok(Err(WorkflowStartError::AlreadyStarted { .. })) => Ok(Arrival::Taken(
                 self.repeat_of_ended(task_id, &message_id).await?,
             )),
+            Ok(Err(WorkflowStartError::Rpc(status))) if unreachable(&status) => {
+                Err(temporal_unreachable("starting the task", &status))
+            }
             Ok(Err(other)) => Err(A2AError::internal(format!(
                 "the task could not be started: {other}"
             ))),
@@ -474,7 +484,7 @@ impl TemporalHandler {
         let query = handle.query(query, input, WorkflowQueryOptions::default());
         self.bounded(doing, query)
             .await?
-            .map_err(|e| query_error(task_id, e))
+            .map_err(|e| query_error(task_id, doing, e))
     }
 
     /// Runs `update` on task `task_id`'s workflow with `input`, bounded by the call timeout
@@ -495,7 +505,7 @@ impl TemporalHandler {
         let update = handle.execute_update(update, input, WorkflowExecuteUpdateOptions::default());
         let updated = self.bounded(doing, update).await;
         self.wrote(task_id);
-        updated?.map_err(|e| update_error(task_id, e))
+        updated?.map_err(|e| update_error(task_id, doing, e))
     }
 
     /// The retryable error of a call Temporal did not answer in time: no worker is running,
@@ -542,7 +552,8 @@ impl TemporalHandler {
     }
 
     /// The task's events from `cursor`; `None` when Temporal did not answer within the call
-    /// timeout (a worker restarting, a busy machine), which a waiting caller may ask again.
+    /// timeout (a worker restarting, a busy machine) or could not take the call, which a
+    /// waiting caller may ask again.
     async fn events(&self, task_id: &str, cursor: u64) -> Result<Option<EventPage>, A2AError> {
         let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
         let query = handle.query(
@@ -551,7 +562,10 @@ impl TemporalHandler {
             WorkflowQueryOptions::default(),
         );
         match tokio::time::timeout(self.config.temporal_timeout, query).await {
-            Ok(page) => page.map(Some).map_err(|e| query_error(task_id, e)),
+            Ok(Err(WorkflowQueryError::Rpc(status))) if unreachable(&status) => Ok(None),
+            Ok(page) => page
+                .map(Some)
+                .map_err(|e| query_error(task_id, "reading the task's events", e)),
             Err(_) => Ok(None),
         }
     }
@@ -797,7 +811,12 @@ impl RequestHandler for TemporalHandler {
         );
         let sent = self.bounded("sending the cancel", cancel).await;
         self.wrote(&req.id);
-        sent?.map_err(|e| A2AError::internal(format!("the cancel could not be sent: {e}")))?;
+        sent?.map_err(|e| match e {
+            WorkflowInteractionError::Rpc(status) if unreachable(&status) => {
+                temporal_unreachable("sending the cancel", &status)
+            }
+            other => A2AError::internal(format!("the cancel could not be sent: {other}")),
+        })?;
         let deadline = tokio::time::Instant::now() + CANCEL_WAIT;
         let mut changes = self.changes.listen(&req.id);
         loop {
@@ -928,6 +947,26 @@ fn visible_to(caller: &str, view: TaskView) -> Result<TaskView, A2AError> {
     }
 }
 
+/// Whether Temporal's status says it cannot take the call now (it is down, restarting or
+/// shedding load), so the same call may succeed later.
+fn unreachable(status: &tonic::Status) -> bool {
+    matches!(
+        status.code(),
+        tonic::Code::Unavailable | tonic::Code::DeadlineExceeded | tonic::Code::ResourceExhausted
+    )
+}
+
+/// A call Temporal could not take now: retryable, with a `google.rpc.RetryInfo`, as a call it
+/// did not answer in time.
+fn temporal_unreachable(doing: &str, status: &tonic::Status) -> A2AError {
+    A2AError::internal(format!(
+        "{doing} failed: this agent's Temporal service cannot take it now ({}); retry later (a \
+         message sent again with the same messageId is taken once)",
+        status.message()
+    ))
+    .with_details(vec![retry_info(RETRY_DELAY)])
+}
+
 /// How long a caller is asked to wait before retrying a call Temporal did not answer.
 const RETRY_DELAY: Duration = Duration::from_secs(1);
 
@@ -978,8 +1017,11 @@ fn activates(params: &ServiceParams, message: &Message, uri: &str) -> bool {
         || message.extensions.iter().flatten().any(|u| u == uri)
 }
 
-fn update_error(task_id: &str, error: WorkflowUpdateError) -> A2AError {
+fn update_error(task_id: &str, doing: &str, error: WorkflowUpdateError) -> A2AError {
     match error {
+        WorkflowUpdateError::Rpc(status) if unreachable(&status) => {
+            temporal_unreachable(doing, &status)
+        }
         WorkflowUpdateError::NotFound(_) => A2AError::task_not_found(task_id),
         WorkflowUpdateError::Failed(failure) => match Refusal::parse(&failure.message) {
             Some(Refusal {
@@ -1002,8 +1044,11 @@ fn update_error(task_id: &str, error: WorkflowUpdateError) -> A2AError {
     }
 }
 
-fn query_error(task_id: &str, error: WorkflowQueryError) -> A2AError {
+fn query_error(task_id: &str, doing: &str, error: WorkflowQueryError) -> A2AError {
     match error {
+        WorkflowQueryError::Rpc(status) if unreachable(&status) => {
+            temporal_unreachable(doing, &status)
+        }
         WorkflowQueryError::NotFound(_) | WorkflowQueryError::PayloadConversion(_) => {
             A2AError::task_not_found(task_id)
         }
@@ -1013,5 +1058,56 @@ fn query_error(task_id: &str, error: WorkflowQueryError) -> A2AError {
             A2AError::task_not_found(task_id)
         }
         other => A2AError::internal(format!("the task could not be read: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn retryable(error: &A2AError) -> bool {
+        error
+            .details
+            .iter()
+            .flatten()
+            .any(|d| serde_json::to_string(d).is_ok_and(|d| d.contains("RetryInfo")))
+    }
+
+    #[test]
+    fn temporal_down_or_shedding_load_is_retryable_and_says_what_was_being_done() {
+        for code in [
+            tonic::Code::Unavailable,
+            tonic::Code::DeadlineExceeded,
+            tonic::Code::ResourceExhausted,
+        ] {
+            let status = || tonic::Status::new(code, "tcp connect error");
+            for error in [
+                update_error(
+                    "t",
+                    "delivering the message",
+                    WorkflowUpdateError::Rpc(status()),
+                ),
+                query_error(
+                    "t",
+                    "delivering the message",
+                    WorkflowQueryError::Rpc(status()),
+                ),
+            ] {
+                assert!(retryable(&error), "{code:?}: {error:?}");
+                assert!(
+                    error.message.contains("delivering the message failed"),
+                    "{error:?}"
+                );
+                assert!(error.message.contains("tcp connect error"), "{error:?}");
+            }
+        }
+        for code in [tonic::Code::Internal, tonic::Code::PermissionDenied] {
+            let error = update_error(
+                "t",
+                "x",
+                WorkflowUpdateError::Rpc(tonic::Status::new(code, "no")),
+            );
+            assert!(!retryable(&error), "{code:?}: {error:?}");
+        }
     }
 }
