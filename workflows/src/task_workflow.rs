@@ -330,7 +330,8 @@ impl TaskWorkflow {
     /// answers a `returnImmediately` SendMessage once Temporal holds the task, without waiting
     /// for a worker. Taken as `inbox` takes a message; one `inbox` would refuse is dropped, since
     /// a signal has no caller to answer (the gateway never sends one: the sender of a new task is
-    /// its participant, and a task that has ended is not signalled but refuses the start).
+    /// its participant, a retry repeats a message the task holds, and a closed task refuses the
+    /// start instead).
     #[signal]
     #[allow(
         missing_docs,
