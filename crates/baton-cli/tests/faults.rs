@@ -1094,16 +1094,7 @@ async fn a_task_sent_to_return_immediately_is_answered_as_temporal_holds_it_and_
     let again = a2a_rpc(&rpc, "SendMessage", send, Some("alice")).await;
     assert_eq!(again["result"]["task"]["id"], task_id.as_str(), "{again}");
     model.release();
-    let view = temporal
-        .wait_for_task(&task_id, WITHIN, |v| v.state.is_terminal())
-        .await;
-    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
-    let mine: Vec<_> = view
-        .messages
-        .iter()
-        .filter(|m| m.message_id == "m-now")
-        .collect();
-    assert_eq!(mine.len(), 1, "{:#?}", view.messages);
+    completed_with_message_once(&temporal, &task_id, "m-now").await;
     assert_eq!(
         model.requests().len(),
         1,
@@ -1141,17 +1132,23 @@ async fn a_task_sent_to_return_immediately_during_a_temporal_outage_is_opened_on
     })
     .await;
     let task_id = sent["result"]["task"]["id"].as_str().unwrap().to_string();
+    completed_with_message_once(&temporal, &task_id, "m-outage").await;
+    assert_eq!(model.requests().len(), 1);
+}
+
+/// Waits for the task to end, and checks it completed with the message `message_id` in its
+/// history once.
+async fn completed_with_message_once(temporal: &TestTemporal, task_id: &str, message_id: &str) {
     let view = temporal
-        .wait_for_task(&task_id, WITHIN, |v| v.state.is_terminal())
+        .wait_for_task(task_id, WITHIN, |v| v.state.is_terminal())
         .await;
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
-    let taken: Vec<_> = view
+    let taken = view
         .messages
         .iter()
-        .filter(|m| m.message_id == "m-outage")
-        .collect();
-    assert_eq!(taken.len(), 1, "{:#?}", view.messages);
-    assert_eq!(model.requests().len(), 1);
+        .filter(|m| m.message_id == message_id)
+        .count();
+    assert_eq!(taken, 1, "{:#?}", view.messages);
 }
 
 #[tokio::test]
