@@ -2,14 +2,17 @@
 task store, with nothing of ours in between. `baton-bench gateway` writes this file to its
 temporary directory and runs it with the Python that has a2a-sdk.
 
-Each new message creates a task that parks at once, as a Baton conversation does: the Task
-(SUBMITTED), then INPUT_REQUIRED with an echo. It prints "ready <port>" once it listens.
+Each message does the work a Baton task does in the bench: the Task (SUBMITTED) first, then
+one call to the bench's model (`--model-url`, the OpenAI chat completions API) with the
+message's text, then COMPLETED with the model's answer as its status message. It prints
+"ready <port>" once it listens.
 """
 
 import argparse
 import asyncio
 import uuid
 
+import httpx
 import uvicorn
 from starlette.applications import Starlette
 
@@ -33,7 +36,11 @@ from a2a.types import (
 )
 
 
-class ParkingExecutor(AgentExecutor):
+class ModelExecutor(AgentExecutor):
+    def __init__(self, model_url: str) -> None:
+        self.completions = f"{model_url.rstrip('/')}/chat/completions"
+        self.http = httpx.AsyncClient(timeout=30.0)
+
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         context_id = context.current_task.context_id if context.current_task else context.context_id
         if context.current_task is None:
@@ -44,18 +51,27 @@ class ParkingExecutor(AgentExecutor):
                     status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
                 )
             )
+        response = await self.http.post(
+            self.completions,
+            json={
+                "model": "bench-model",
+                "messages": [{"role": "user", "content": context.get_user_input()}],
+            },
+        )
+        response.raise_for_status()
+        answer = response.json()["choices"][0]["message"]["content"]
         reply = Message(
             message_id=str(uuid.uuid4()),
             task_id=context.task_id,
             context_id=context_id,
             role=Role.ROLE_AGENT,
-            parts=[Part(text=f"echo: {context.get_user_input()}")],
+            parts=[Part(text=answer)],
         )
         await event_queue.enqueue_event(
             TaskStatusUpdateEvent(
                 task_id=context.task_id,
                 context_id=context_id,
-                status=TaskStatus(state=TaskState.TASK_STATE_INPUT_REQUIRED, message=reply),
+                status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED, message=reply),
             )
         )
 
@@ -69,7 +85,7 @@ class ParkingExecutor(AgentExecutor):
         )
 
 
-def build_app(port: int) -> Starlette:
+def build_app(port: int, model_url: str) -> Starlette:
     card = AgentCard(
         name="a2a-sdk baseline",
         description="The Python a2a-sdk's in-memory server",
@@ -82,10 +98,10 @@ def build_app(port: int) -> Starlette:
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
-        skills=[AgentSkill(id="echo", name="Echo", description="Parks each task with an echo", tags=["bench"])],
+        skills=[AgentSkill(id="answer", name="Answer", description="Answers each message with the bench's model", tags=["bench"])],
     )
     handler = DefaultRequestHandler(
-        agent_executor=ParkingExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+        agent_executor=ModelExecutor(model_url), task_store=InMemoryTaskStore(), agent_card=card
     )
     routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")]
     return Starlette(routes=routes)
@@ -94,9 +110,10 @@ def build_app(port: int) -> Starlette:
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--model-url", required=True)
     args = parser.parse_args()
     config = uvicorn.Config(
-        build_app(args.port), host="127.0.0.1", port=args.port, log_level="warning"
+        build_app(args.port, args.model_url), host="127.0.0.1", port=args.port, log_level="warning"
     )
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())

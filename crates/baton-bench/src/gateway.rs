@@ -7,7 +7,9 @@
 //! Baton's side is `baton worker`'s: an embedded dev server the bench starts, the worker with its
 //! gateway, and the bench model, which answers a gateway task at once. Each SendMessage starts a
 //! `TaskWorkflow` (signal-with-start of its `first_message`), which then runs a model turn and
-//! parks, as a conversation does. The a2a-sdk's executor parks each new task at once too.
+//! completes with the model's answer, as a task from a caller without the status extension does.
+//! The a2a-sdk's executor does the same work for each message: one call to the same model, then
+//! COMPLETED with its answer. The bench checks that both servers answered so before it measures.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -17,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use a2a::{
     GetTaskRequest, ListTasksRequest, Message, Part, Role, SendMessageConfiguration,
-    SendMessageRequest, SendMessageResponse,
+    SendMessageRequest, SendMessageResponse, TaskState,
 };
 use a2a_client::{ServiceParams, Transport};
 use a2a_grpc::GrpcTransport;
@@ -35,7 +37,7 @@ use super::measure::{Latency, load_average, per_second, round, split, wall_secon
 use super::quiet_streams::{self, QuietStreams};
 use super::report::{Machine, print_report};
 use super::worker::with_worker;
-use baton_tests::delegating_model::{DIRECT_MARKER, delegating};
+use baton_tests::delegating_model::{ANSWER, DIRECT_MARKER, delegating};
 use baton_tests::fake_model::FakeModel;
 
 /// The baseline server, written to the bench's temporary directory and run with `--python`.
@@ -101,12 +103,24 @@ struct Caller {
 enum Call {
     GetTask,
     ListTasks,
+    /// One at a time, each sent once the task the last one created has ended, so that it
+    /// meets a server with no work left over; then `--concurrency` at once.
     SendMessage,
+    /// One at a time, each sent as soon as the last is answered, while the server still works
+    /// on the task it created.
+    SendMessageBackToBack,
 }
 
 /// Every call the bench measures, in the order it measures them: ListTasks before the
 /// SendMessages, so each server lists the same number of tasks.
-const CALLS: [Call; 3] = [Call::GetTask, Call::ListTasks, Call::SendMessage];
+const CALLS: [Call; 4] = [
+    Call::GetTask,
+    Call::ListTasks,
+    Call::SendMessage,
+    Call::SendMessageBackToBack,
+];
+/// How often a settling send asks whether its task has ended.
+const SETTLE_POLL: Duration = Duration::from_millis(2);
 /// How many tasks a ListTasks asks for.
 const LIST_PAGE: i32 = 20;
 
@@ -116,7 +130,13 @@ impl Call {
             Call::GetTask => "GetTask",
             Call::ListTasks => "ListTasks",
             Call::SendMessage => "SendMessage (returnImmediately)",
+            Call::SendMessageBackToBack => "SendMessage (rI), back to back",
         }
+    }
+
+    /// Whether the call is also measured `--concurrency` at once.
+    fn runs_concurrently(self) -> bool {
+        self != Call::SendMessageBackToBack
     }
 }
 
@@ -198,7 +218,8 @@ impl Caller {
             .with_context(|| format!("SendMessage to {} answered no task: {result}", target.name))
     }
 
-    async fn get(&self, target: &Target, task_id: &str) -> anyhow::Result<()> {
+    /// GetTask; the task's state.
+    async fn get(&self, target: &Target, task_id: &str) -> anyhow::Result<TaskState> {
         if let Some(grpc) = &target.grpc {
             let request = GetTaskRequest {
                 id: task_id.to_string(),
@@ -212,11 +233,41 @@ impl Caller {
             if task.id != task_id {
                 bail!("GetTask on {} answered another task", target.name);
             }
-            return Ok(());
+            return Ok(task.status.state);
         }
         let result = self.rpc(target, "GetTask", json!({"id": task_id})).await?;
         if result["id"].as_str() != Some(task_id) {
             bail!("GetTask on {} answered another task: {result}", target.name);
+        }
+        serde_json::from_value(result["status"]["state"].clone())
+            .with_context(|| format!("GetTask on {} answered no state: {result}", target.name))
+    }
+
+    /// Waits, untimed, until `task_id` on `target` has ended.
+    async fn settled(&self, target: &Target, task_id: &str) -> anyhow::Result<()> {
+        let deadline = Instant::now() + REQUEST_TIMEOUT;
+        while !self.get(target, task_id).await?.is_terminal() {
+            if Instant::now() > deadline {
+                bail!(
+                    "the task {task_id} on {} did not end within {REQUEST_TIMEOUT:?}",
+                    target.name
+                );
+            }
+            tokio::time::sleep(SETTLE_POLL).await;
+        }
+        Ok(())
+    }
+
+    /// Fails unless `task_id` on `target` has COMPLETED with the model's answer: both servers
+    /// must do the same work for each message, or the bench compares unlike things.
+    async fn expect_answered(&self, target: &Target, task_id: &str) -> anyhow::Result<()> {
+        let task = self.rpc(target, "GetTask", json!({"id": task_id})).await?;
+        let state = task["status"]["state"].as_str().unwrap_or_default();
+        if state != "TASK_STATE_COMPLETED" || !task.to_string().contains(ANSWER) {
+            bail!(
+                "the task {task_id} on {} did not complete with the model's answer: {task}",
+                target.name
+            );
         }
         Ok(())
     }
@@ -251,11 +302,26 @@ impl Caller {
         Ok(())
     }
 
-    async fn call(&self, call: Call, target: &Target, task_id: &str) -> anyhow::Result<()> {
+    /// One call, timed; a send that settles then waits for its task to end, untimed.
+    async fn call(
+        &self,
+        call: Call,
+        target: &Target,
+        task_id: &str,
+        settles: bool,
+    ) -> anyhow::Result<Duration> {
+        let sent = Instant::now();
         match call {
-            Call::GetTask => self.get(target, task_id).await,
-            Call::ListTasks => self.list(target).await,
-            Call::SendMessage => self.send(target, true).await.map(|_| ()),
+            Call::GetTask => self.get(target, task_id).await.map(|_| sent.elapsed()),
+            Call::ListTasks => self.list(target).await.map(|()| sent.elapsed()),
+            Call::SendMessage | Call::SendMessageBackToBack => {
+                let created = self.send(target, true).await?;
+                let took = sent.elapsed();
+                if settles {
+                    self.settled(target, &created).await?;
+                }
+                Ok(took)
+            }
         }
     }
 }
@@ -328,20 +394,11 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
     let load_at_start = load_average();
     let dir = bench_dir("baton-bench-gateway-")?;
 
-    let python = python_program(args.python.as_deref());
-    let script = dir.path().join("a2a_sdk_baseline.py");
-    std::fs::write(&script, PYTHON_AGENT).context("writing the a2a-sdk baseline server")?;
-    let python_port = free_port()?;
-    let mut command = Command::new(&python);
-    command
-        .arg(&script)
-        .args(["--port", &python_port.to_string()]);
-    let what = format!("the a2a-sdk baseline ({})", python.display());
-    let (python_agent, _) = ChildProcess::start(command, &what, "ready ")
-        .await
-        .context("is a2a-sdk installed? run `bash scripts/setup.sh` or pass --python")?;
-
     let model = FakeModel::under_load(delegating).await;
+    let python = python_program(args.python.as_deref());
+    let (python_agent, python_port) =
+        start_baseline(dir.path(), &python, &model.base_url()).await?;
+
     let (server, client) = start_dev_server(dir.path(), args.temporal_binary.as_deref()).await?;
     let gateway_port = free_port()?;
     let dev_server = server.pid();
@@ -414,13 +471,18 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
 /// Every batch, alternating the servers so that drift hits both alike.
 async fn measure(args: &GatewayArgs, targets: &[Target]) -> anyhow::Result<Vec<Batch>> {
     let caller = Caller::new()?;
-    // One parked task on each server for the GetTasks, created by a blocking send.
-    let mut parked = Vec::new();
+    // One task on each server for the GetTasks, created by a blocking send, which answers once
+    // the model has.
+    let mut answered = Vec::new();
     for target in targets {
-        parked.push(caller.send(target, false).await?);
+        let task_id = caller.send(target, false).await?;
+        if target.grpc.is_none() {
+            caller.expect_answered(target, &task_id).await?;
+        }
+        answered.push(task_id);
     }
     progress("warming up");
-    for (target, task_id) in targets.iter().zip(&parked) {
+    for (target, task_id) in targets.iter().zip(&answered) {
         for call in CALLS {
             batch(&caller, call, target, task_id, 20, 5).await;
         }
@@ -428,10 +490,10 @@ async fn measure(args: &GatewayArgs, targets: &[Target]) -> anyhow::Result<Vec<B
     let mut batches = Vec::new();
     for call in CALLS {
         for (concurrency, n) in [(1, args.sequential), (args.concurrency, args.requests)] {
-            if n == 0 {
+            if n == 0 || (concurrency > 1 && !call.runs_concurrently()) {
                 continue;
             }
-            for (target, task_id) in targets.iter().zip(&parked) {
+            for (target, task_id) in targets.iter().zip(&answered) {
                 progress(&format!(
                     "{}: {n} to {}, {concurrency} at once",
                     call.label(),
@@ -452,15 +514,10 @@ async fn batch(
     n: usize,
     concurrency: usize,
 ) -> Batch {
+    let settles = call == Call::SendMessage && concurrency == 1;
     let started = Instant::now();
     let results: Vec<anyhow::Result<Duration>> = futures::stream::iter(0..n)
-        .map(|_| async {
-            let sent = Instant::now();
-            caller
-                .call(call, target, task_id)
-                .await
-                .map(|()| sent.elapsed())
-        })
+        .map(|_| caller.call(call, target, task_id, settles))
         .buffer_unordered(concurrency)
         .collect()
         .await;
@@ -564,6 +621,27 @@ fn print_text(report: &GatewayReport) {
     report.machine.print_line(report.total_s);
 }
 
+/// The a2a-sdk baseline, run by `python` from `dir`, asking the model at `model_url`; its port.
+async fn start_baseline(
+    dir: &Path,
+    python: &Path,
+    model_url: &str,
+) -> anyhow::Result<(ChildProcess, u16)> {
+    let script = dir.join("a2a_sdk_baseline.py");
+    std::fs::write(&script, PYTHON_AGENT).context("writing the a2a-sdk baseline server")?;
+    let port = free_port()?;
+    let mut command = Command::new(python);
+    command
+        .arg(&script)
+        .args(["--port", &port.to_string()])
+        .args(["--model-url", model_url]);
+    let what = format!("the a2a-sdk baseline ({})", python.display());
+    let (baseline, _) = ChildProcess::start(command, &what, "ready ")
+        .await
+        .context("is a2a-sdk installed? run `bash scripts/setup.sh` or pass --python")?;
+    Ok((baseline, port))
+}
+
 fn python_program(chosen: Option<&Path>) -> PathBuf {
     if let Some(chosen) = chosen {
         return chosen.to_path_buf();
@@ -618,6 +696,31 @@ mod tests {
             throughput_per_s: throughput,
             latency: Latency::of(&[Duration::from_secs_f64(p50 / 1e3)]),
         }
+    }
+
+    #[tokio::test]
+    async fn the_a2a_sdk_baseline_does_a_baton_tasks_work_for_each_message() {
+        let model = FakeModel::under_load(delegating).await;
+        let dir = bench_dir("baton-bench-baseline-test-").unwrap();
+        let python = baton_tests::venv_program("python");
+        let (baseline, port) = start_baseline(dir.path(), &python, &model.base_url())
+            .await
+            .unwrap();
+        let target = Target {
+            name: A2A_SDK,
+            url: format!("http://127.0.0.1:{port}/"),
+            grpc: None,
+        };
+        let caller = Caller::new().unwrap();
+
+        let blocking = caller.send(&target, false).await.unwrap();
+        caller.expect_answered(&target, &blocking).await.unwrap();
+        let immediate = caller.send(&target, true).await.unwrap();
+        caller.settled(&target, &immediate).await.unwrap();
+        caller.expect_answered(&target, &immediate).await.unwrap();
+        assert_eq!(model.request_count(), 2, "one model call per message");
+
+        baseline.stop().await;
     }
 
     #[test]
