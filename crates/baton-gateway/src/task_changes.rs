@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use baton_proto::temporal::TaskWorkflow;
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
 use temporalio_client::{Client, WorkflowFetchHistoryOptions};
 use temporalio_common::protos::temporal::api::enums::v1::EventType;
 use tokio::sync::watch;
@@ -80,7 +80,7 @@ impl ChangeListener {
     /// Returns once the task's workflow has moved since the listener was made or last woken.
     pub(crate) async fn changed(&mut self) {
         if self.moves.changed().await.is_err() {
-            // The watch never ends while a listener holds it; if it did, nothing would wake us.
+            // The watch ends only once the task has closed for good: nothing will move it.
             std::future::pending::<()>().await;
         }
     }
@@ -130,29 +130,63 @@ impl TaskChanges {
 
 /// Long-polls the task's history, run after run, and counts its moves into `tell`.
 async fn watch_history(client: Client, task_id: String, tell: watch::Sender<u64>) {
-    let wake = || tell.send_modify(|moves| *moves += 1);
-    loop {
+    let history = || {
         let handle = client.get_workflow_handle::<TaskWorkflow>(task_id.as_str());
         let options = WorkflowFetchHistoryOptions::builder()
             .wait_new_event(true)
             .skip_archival(true)
             .build();
-        let mut history = handle.fetch_history(options);
-        let mut continued_as_new = false;
-        while let Some(event) = history.next().await {
-            let Ok(event) = event else { break };
-            let kind = EventType::try_from(event.event_type).unwrap_or(EventType::Unspecified);
-            continued_as_new = kind == EventType::WorkflowExecutionContinuedAsNew;
+        // A failed read ends the stream, as the end of the run does.
+        handle
+            .fetch_history(options)
+            .take_while(|event| std::future::ready(event.is_ok()))
+            .filter_map(|event| {
+                std::future::ready(event.ok().map(|event| {
+                    EventType::try_from(event.event_type).unwrap_or(EventType::Unspecified)
+                }))
+            })
+    };
+    watch_runs(history, tell).await;
+}
+
+/// Reads `history` (the task's events from the start of its current run, then each new one
+/// as it comes) again and again, counting the task's moves into `tell`. Once the last run has
+/// closed for good, nothing can move the task again, so it stops reading: before, an ended
+/// task that GetTask kept cached had its whole history read again every second.
+async fn watch_runs<S>(mut history: impl FnMut() -> S, tell: watch::Sender<u64>)
+where
+    S: Stream<Item = EventType>,
+{
+    let wake = || tell.send_modify(|moves| *moves += 1);
+    loop {
+        let mut last = None;
+        let mut events = std::pin::pin!(history());
+        while let Some(kind) = events.next().await {
             if moves_the_task(kind) {
                 wake();
             }
+            last = Some(kind);
         }
         // The run ended, or the watch failed: the waiting calls read the task and see which.
         wake();
-        if !continued_as_new {
-            tokio::time::sleep(REWATCH_PAUSE).await;
+        match last {
+            Some(EventType::WorkflowExecutionContinuedAsNew) => {}
+            Some(kind) if closes_the_task(kind) => return,
+            _ => tokio::time::sleep(REWATCH_PAUSE).await,
         }
     }
+}
+
+/// Whether an event ends the task for good (a run that continued as new goes on in the next).
+fn closes_the_task(kind: EventType) -> bool {
+    matches!(
+        kind,
+        EventType::WorkflowExecutionCompleted
+            | EventType::WorkflowExecutionFailed
+            | EventType::WorkflowExecutionTimedOut
+            | EventType::WorkflowExecutionCanceled
+            | EventType::WorkflowExecutionTerminated
+    )
 }
 
 /// Whether an event can change what a query of the task answers.
@@ -172,6 +206,75 @@ fn moves_the_task(kind: EventType) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Watches a task whose runs' histories are `runs`, one per read (the last one again for
+    /// any read after), each ending as its events run out, or held open after them when `open`.
+    /// Returns the count of reads and the moves.
+    fn watched(runs: Vec<(Vec<EventType>, bool)>) -> (Arc<AtomicUsize>, watch::Receiver<u64>) {
+        let reads = Arc::new(AtomicUsize::new(0));
+        let (tell, moves) = watch::channel(0);
+        let counted = reads.clone();
+        let history = move || {
+            let n = counted.fetch_add(1, Ordering::SeqCst).min(runs.len() - 1);
+            let (events, open) = runs[n].clone();
+            let held = if open {
+                futures::stream::pending().boxed()
+            } else {
+                futures::stream::empty().boxed()
+            };
+            futures::stream::iter(events).chain(held)
+        };
+        tokio::spawn(watch_runs(history, tell));
+        (reads, moves)
+    }
+
+    const A_TURN: [EventType; 3] = [
+        EventType::WorkflowTaskScheduled,
+        EventType::WorkflowTaskStarted,
+        EventType::WorkflowTaskCompleted,
+    ];
+
+    #[tokio::test(start_paused = true)]
+    async fn a_task_that_has_ended_is_read_once_and_never_again() {
+        let ended = [&A_TURN[..], &[EventType::WorkflowExecutionCompleted]].concat();
+        let (reads, mut moves) = watched(vec![(ended, false)]);
+        // Its turn, its end, and the end of the read.
+        moves.wait_for(|&m| m == 3).await.unwrap();
+        tokio::time::sleep(REWATCH_PAUSE * 30).await;
+        assert_eq!(reads.load(Ordering::SeqCst), 1);
+        assert_eq!(*moves.borrow(), 3);
+        assert!(moves.has_changed().is_err(), "the watch has stopped");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_run_that_continued_as_new_is_followed_into_the_next_at_once() {
+        let continued = [&A_TURN[..], &[EventType::WorkflowExecutionContinuedAsNew]].concat();
+        let (reads, mut moves) = watched(vec![(continued, false), (A_TURN.to_vec(), true)]);
+        // The first run's turn, its continue-as-new, the read's end, the next run's turn.
+        moves.wait_for(|&m| m == 4).await.unwrap();
+        assert_eq!(reads.load(Ordering::SeqCst), 2);
+        tokio::time::sleep(REWATCH_PAUSE * 30).await;
+        assert_eq!(
+            reads.load(Ordering::SeqCst),
+            2,
+            "the next run's read is held open"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_read_that_fails_before_the_end_is_tried_again_after_a_pause() {
+        let (reads, mut moves) = watched(vec![(A_TURN.to_vec(), false), (A_TURN.to_vec(), true)]);
+        moves.wait_for(|&m| m == 2).await.unwrap();
+        assert_eq!(
+            reads.load(Ordering::SeqCst),
+            1,
+            "not read again before the pause"
+        );
+        moves.wait_for(|&m| m == 3).await.unwrap();
+        assert_eq!(reads.load(Ordering::SeqCst), 2);
+    }
 
     #[test]
     fn only_workflow_tasks_and_ends_move_a_task() {
