@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use baton_proto::temporal::TaskWorkflow;
-use futures::{Stream, StreamExt};
+use futures::future::BoxFuture;
+use futures::{FutureExt, Stream, StreamExt};
 use temporalio_client::{Client, WorkflowFetchHistoryOptions};
 use temporalio_common::protos::temporal::api::enums::v1::EventType;
 use tokio::sync::watch;
@@ -26,9 +27,12 @@ const REWATCH_PAUSE: Duration = Duration::from_secs(1);
 /// The tasks this gateway's waiting calls watch, one shared history watch each.
 #[derive(Clone)]
 pub(crate) struct TaskChanges {
-    client: Client,
+    watch_task: WatchTask,
     watches: Arc<Mutex<HashMap<String, Weak<HistoryWatch>>>>,
 }
+
+/// Watches one task (its id), counting its moves into the sender until the task has closed.
+type WatchTask = Arc<dyn Fn(String, watch::Sender<u64>) -> BoxFuture<'static, ()> + Send + Sync>;
 
 /// One task's history watch; stopped when the last listener drops it.
 struct HistoryWatch {
@@ -45,7 +49,8 @@ impl Drop for HistoryWatch {
             .watches
             .lock()
             .expect("the watch map is never poisoned");
-        // A listener that came after this watch's last one went has a new watch: keep it.
+        // A listener that came after this watch's last one went, or after it stopped, has a
+        // new watch: keep it.
         if watches
             .get(&self.task_id)
             .is_some_and(|w| w.strong_count() == 0)
@@ -88,8 +93,14 @@ impl ChangeListener {
 
 impl TaskChanges {
     pub(crate) fn new(client: Client) -> Self {
+        Self::watching_with(Arc::new(move |task_id, tell| {
+            watch_history(client.clone(), task_id, tell).boxed()
+        }))
+    }
+
+    fn watching_with(watch_task: WatchTask) -> Self {
         TaskChanges {
-            client,
+            watch_task,
             watches: Arc::default(),
         }
     }
@@ -101,16 +112,18 @@ impl TaskChanges {
             .watches
             .lock()
             .expect("the watch map is never poisoned");
-        let watch = match watches.get(task_id).and_then(Weak::upgrade) {
+        // A watch that has stopped (its task closed) is not shared: were the task reset to an
+        // earlier point, a new listener would never hear it move.
+        let running = watches
+            .get(task_id)
+            .and_then(Weak::upgrade)
+            .filter(|watch| watch.moves.has_changed().is_ok());
+        let watch = match running {
             Some(watch) => watch,
             None => {
                 let (tell, moves) = watch::channel(0);
-                let poller = tokio::spawn(watch_history(
-                    self.client.clone(),
-                    task_id.to_string(),
-                    tell,
-                ))
-                .abort_handle();
+                let poller =
+                    tokio::spawn((self.watch_task)(task_id.to_string(), tell)).abort_handle();
                 let watch = Arc::new(HistoryWatch {
                     task_id: task_id.to_string(),
                     moves,
@@ -228,6 +241,73 @@ mod tests {
         };
         tokio::spawn(watch_runs(history, tell));
         (reads, moves)
+    }
+
+    /// Task changes whose watches are fakes: one for a task whose id starts with "ended" tells
+    /// one move and stops, any other is held open. Returns the count of watches started.
+    fn fake_changes() -> (TaskChanges, Arc<AtomicUsize>) {
+        let started = Arc::new(AtomicUsize::new(0));
+        let counted = started.clone();
+        let changes = TaskChanges::watching_with(Arc::new(move |task_id: String, tell| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async move {
+                tell.send_modify(|moves| *moves += 1);
+                if !task_id.starts_with("ended") {
+                    std::future::pending::<()>().await;
+                }
+            }
+            .boxed()
+        }));
+        (changes, started)
+    }
+
+    fn watched_tasks(changes: &TaskChanges) -> usize {
+        changes.watches.lock().unwrap().len()
+    }
+
+    #[tokio::test]
+    async fn listeners_on_one_task_share_one_watch_until_the_last_goes() {
+        let (changes, started) = fake_changes();
+        let mut first = changes.listen("t-1");
+        let second = changes.listen("t-1");
+        let _other = changes.listen("t-2");
+        first.changed().await;
+        assert_eq!(second.moves(), 1, "the second hears the same watch");
+        assert_eq!(started.load(Ordering::SeqCst), 2);
+        drop(first);
+        drop(second);
+        assert_eq!(
+            watched_tasks(&changes),
+            1,
+            "t-1's watch went with its last listener"
+        );
+        let _again = changes.listen("t-1");
+        assert_eq!(
+            started.load(Ordering::SeqCst),
+            3,
+            "a new listener starts a new watch"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_listener_after_the_watch_stopped_starts_a_new_one_that_outlives_the_old() {
+        let (changes, started) = fake_changes();
+        let mut old = changes.listen("ended-1");
+        old.changed().await;
+        // The fake watch has returned once it told its move: the task has closed.
+        while old.moves.has_changed().is_ok() {
+            tokio::task::yield_now().await;
+        }
+        let new = changes.listen("ended-1");
+        assert_eq!(started.load(Ordering::SeqCst), 2);
+        drop(old);
+        assert_eq!(
+            watched_tasks(&changes),
+            1,
+            "the old watch's drop kept the new one"
+        );
+        drop(new);
+        assert_eq!(watched_tasks(&changes), 0);
     }
 
     const A_TURN: [EventType; 3] = [
