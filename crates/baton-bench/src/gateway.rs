@@ -33,6 +33,7 @@ use tonic::transport::Endpoint;
 
 use super::child::ChildProcess;
 use super::delegation::{bench_dir, free_port, progress, start_dev_server};
+use super::ended_tasks::{self, EndedTasks};
 use super::measure::{Latency, load_average, per_second, round, split, wall_seconds};
 use super::quiet_streams::{self, QuietStreams};
 use super::report::{Machine, print_report};
@@ -78,6 +79,10 @@ pub struct GatewayArgs {
     /// 50, so that the streams measure waiting, not replays).
     #[arg(long, default_value_t = 40, value_name = "N")]
     pub stream_tasks: usize,
+    /// Completed tasks each read twice with GetTask (so the gateway keeps them in its view
+    /// cache) while the CPU is read, against the same tasks unread; 0 skips.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub ended_tasks: usize,
     /// Print the figures as JSON on stdout instead of the text report.
     #[arg(long)]
     pub json: bool,
@@ -372,6 +377,7 @@ pub struct GatewayReport {
     batches: Vec<Batch>,
     comparisons: Vec<Comparison>,
     quiet_streams: Option<QuietStreams>,
+    ended_tasks: Option<EndedTasks>,
     machine: Machine,
     total_s: f64,
 }
@@ -431,8 +437,8 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
                 },
             ];
             let batches = measure(&args, &targets).await?;
+            let url = format!("http://127.0.0.1:{gateway_port}/");
             let quiet = if args.streams > 0 {
-                let url = format!("http://127.0.0.1:{gateway_port}/");
                 let quiet = quiet_streams::measure(
                     &url,
                     PARTICIPANT,
@@ -444,13 +450,19 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
             } else {
                 None
             };
-            anyhow::Ok((batches, quiet))
+            let ended = if args.ended_tasks > 0 {
+                let ended = ended_tasks::measure(&url, PARTICIPANT, dev_server, args.ended_tasks);
+                Some(ended.await?)
+            } else {
+                None
+            };
+            anyhow::Ok((batches, quiet, ended))
         }
     };
     let outcome = with_worker(&settings, client, None, measured).await;
     python_agent.stop().await;
     server.stop().await;
-    let (batches, quiet_streams) = outcome?;
+    let (batches, quiet_streams, ended_tasks) = outcome?;
     let report = GatewayReport {
         requests: args.requests,
         concurrency: args.concurrency,
@@ -462,6 +474,7 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
             .collect(),
         batches,
         quiet_streams,
+        ended_tasks,
         machine: Machine::read(load_at_start, load_average()),
         total_s: round(started.elapsed().as_secs_f64()),
     };
@@ -616,6 +629,10 @@ fn print_text(report: &GatewayReport) {
     if let Some(quiet) = &report.quiet_streams {
         println!();
         quiet.print();
+    }
+    if let Some(ended) = &report.ended_tasks {
+        println!();
+        ended.print();
     }
     println!();
     report.machine.print_line(report.total_s);

@@ -13,6 +13,7 @@ mod a2a;
 mod baseline;
 mod child;
 mod delegation;
+mod ended_tasks;
 mod gateway;
 mod measure;
 mod peer;

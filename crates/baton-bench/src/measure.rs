@@ -84,6 +84,29 @@ pub fn cpu_seconds(pid: Option<u32>) -> Option<f64> {
     Some((utime + stime) / ticks)
 }
 
+/// How long each reading of what quiet work costs lasts.
+pub const CPU_WINDOW: Duration = Duration::from_secs(10);
+
+/// CPU-seconds per second of the dev server and of this process over `window`.
+pub async fn cpu_per_second(
+    dev_server: Option<u32>,
+    window: Duration,
+) -> (Option<f64>, Option<f64>) {
+    let before = (cpu_seconds(dev_server), cpu_seconds(None));
+    let started = std::time::Instant::now();
+    tokio::time::sleep(window).await;
+    let elapsed = started.elapsed().as_secs_f64();
+    let rate = |before: Option<f64>, after: Option<f64>| {
+        before
+            .zip(after)
+            .map(|(b, a)| round((a - b) / elapsed * 1000.0) / 1000.0)
+    };
+    (
+        rate(before.0, cpu_seconds(dev_server)),
+        rate(before.1, cpu_seconds(None)),
+    )
+}
+
 /// The `--dynamic-config-value` settings a running `temporal server start-dev` was given.
 pub fn dynamic_config(pid: Option<u32>) -> Vec<String> {
     let Some(pid) = pid else { return Vec::new() };

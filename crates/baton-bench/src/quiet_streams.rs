@@ -12,10 +12,8 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::delegation::progress;
-use super::measure::{cpu_seconds, round, split};
+use super::measure::{CPU_WINDOW, cpu_per_second, round, split};
 
-/// How long each CPU reading lasts.
-const WINDOW: Duration = Duration::from_secs(10);
 /// The longest one stream may take to show its first event.
 const FIRST_EVENT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -87,8 +85,8 @@ pub async fn measure(
         .buffer_unordered(10)
         .try_collect()
         .await?;
-    progress(&format!("quiet streams: {WINDOW:?} with none open"));
-    let (dev_server_cpu_idle, process_cpu_idle) = cpu_per_second(dev_server).await;
+    progress(&format!("quiet streams: {CPU_WINDOW:?} with none open"));
+    let (dev_server_cpu_idle, process_cpu_idle) = cpu_per_second(dev_server, CPU_WINDOW).await;
     progress(&format!(
         "quiet streams: opening {streams} on {tasks} tasks"
     ));
@@ -102,40 +100,24 @@ pub async fn measure(
     let (open, errors) = split(opened);
     let failed = errors.len();
     progress(&format!(
-        "quiet streams: {WINDOW:?} with {} open",
+        "quiet streams: {CPU_WINDOW:?} with {} open",
         open.len()
     ));
-    let (dev_server_cpu_streams, process_cpu_streams) = cpu_per_second(dev_server).await;
+    let (dev_server_cpu_streams, process_cpu_streams) =
+        cpu_per_second(dev_server, CPU_WINDOW).await;
     drop(open);
     Ok(QuietStreams {
         streams,
         failed,
         errors: errors.into_iter().take(3).collect(),
         tasks,
-        window_s: WINDOW.as_secs_f64(),
+        window_s: CPU_WINDOW.as_secs_f64(),
         dev_server_cpu_idle,
         dev_server_cpu_streams,
         process_cpu_idle,
         process_cpu_streams,
         open_s: round(open_s),
     })
-}
-
-/// CPU-seconds per second of the dev server and of this process over one window.
-async fn cpu_per_second(dev_server: Option<u32>) -> (Option<f64>, Option<f64>) {
-    let before = (cpu_seconds(dev_server), cpu_seconds(None));
-    let started = Instant::now();
-    tokio::time::sleep(WINDOW).await;
-    let elapsed = started.elapsed().as_secs_f64();
-    let rate = |before: Option<f64>, after: Option<f64>| {
-        before
-            .zip(after)
-            .map(|(b, a)| round((a - b) / elapsed * 1000.0) / 1000.0)
-    };
-    (
-        rate(before.0, cpu_seconds(dev_server)),
-        rate(before.1, cpu_seconds(None)),
-    )
 }
 
 /// A blocking SendMessage from a caller that speaks the status extension, so its task is a
