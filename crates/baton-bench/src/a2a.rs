@@ -4,9 +4,11 @@
 //! after the peer's result. `baton worker` runs as a process of its own on a dev server the bench
 //! starts, so its CPU, RSS and cold start are its own.
 //!
-//! The reference needs Python 3.14, which this machine cannot install, so its figures are the
-//! ones measured beside Baton on the same kind of 2-core machine, quoted in [`REFERENCE`]; every
-//! figure of ours is printed beside its counterpart.
+//! With `--reference PATH` (a command that runs tiny-harness 0.9.0's CLI, which needs Python
+//! 3.14: `scripts/reference.sh` makes one), the reference is measured the same way in the same
+//! run, on a dev server of its own, after Baton; without it, its figures are the ones measured
+//! beside Baton for issue 13, quoted in [`REFERENCE`]. Every figure of ours is printed beside
+//! its counterpart.
 
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
@@ -70,6 +72,10 @@ pub struct A2aArgs {
     /// The `temporal` CLI that runs the dev server (default: `temporal` on PATH).
     #[arg(long, value_name = "PATH")]
     pub temporal_binary: Option<PathBuf>,
+    /// A command that runs the reference's CLI (`tiny-harness`, 0.9.0): the reference is then
+    /// measured the same way, after Baton, instead of its figures being quoted.
+    #[arg(long, value_name = "PATH")]
+    pub reference: Option<PathBuf>,
     /// Print the figures as JSON on stdout instead of the text report.
     #[arg(long)]
     pub json: bool,
@@ -90,8 +96,18 @@ struct Batch {
     cpu_peer: Option<f64>,
 }
 
+impl Batch {
+    /// CPU-seconds per question of the harness and its dev server.
+    fn cpu_per_task(&self) -> Option<f64> {
+        self.cpu_dev_server
+            .zip(self.cpu_worker)
+            .map(|(d, w)| round((d + w) * 1e3) / 1e3)
+    }
+}
+
+/// The figures of one system, Baton or the reference.
 #[derive(Debug, Clone, Serialize)]
-struct A2aReport {
+struct Measured {
     cold_start_ms: Option<Latency>,
     /// The worker's RSS in MB (10^6 bytes, as the reference's): once it serves its card, after
     /// a warm-up, and after every question of the run.
@@ -101,9 +117,61 @@ struct A2aReport {
     questions: usize,
     one_at_a_time: Batch,
     batches: Vec<Batch>,
-    reference: Reference,
+}
+
+impl Measured {
+    fn failed(&self) -> usize {
+        std::iter::once(&self.one_at_a_time)
+            .chain(&self.batches)
+            .map(|b| b.failed)
+            .sum()
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct A2aReport {
+    baton: Measured,
+    /// The reference measured in this run, with `--reference`.
+    reference: Option<Measured>,
+    /// The reference's figures from issue 13, printed when it was not measured.
+    quoted: Reference,
     machine: Machine,
     total_s: f64,
+}
+
+/// The system a run measures: how its worker starts, and what it is called.
+enum System {
+    Baton,
+    /// tiny-harness, started by this command.
+    Reference(PathBuf),
+}
+
+impl System {
+    fn name(&self) -> &'static str {
+        match self {
+            System::Baton => "baton worker",
+            System::Reference(_) => "tiny-harness",
+        }
+    }
+
+    /// The command that serves the agent of `config` with its worker.
+    fn command(&self, config: &Path) -> anyhow::Result<tokio::process::Command> {
+        match self {
+            System::Baton => worker_command(config),
+            System::Reference(cli) => {
+                let mut command = tokio::process::Command::new(cli);
+                command
+                    .arg("--config")
+                    .arg(config)
+                    .args(["serve", "--with-worker"])
+                    // Its remote mode asks for a key; the dev server takes none.
+                    .env("TEMPORAL_API_KEY", "unused")
+                    .stdin(Stdio::null())
+                    .stderr(Stdio::null());
+                Ok(command)
+            }
+        }
+    }
 }
 
 pub async fn run(args: A2aArgs) -> anyhow::Result<ExitCode> {
@@ -112,48 +180,85 @@ pub async fn run(args: A2aArgs) -> anyhow::Result<ExitCode> {
     }
     let started = Instant::now();
     let load_at_start = load_average();
-    let dir = bench_dir("baton-bench-a2a-")?;
     let peer = PeerProcess::start().await?;
     let model = FakeModel::under_load(delegating).await;
+    let model_url = model.base_url();
+    let mut systems = vec![System::Baton];
+    systems.extend(args.reference.clone().map(System::Reference));
+    let mut measured = Vec::new();
+    for system in &systems {
+        let outcome = run_system(&args, system, peer.url(), &model_url, peer.handle().pid);
+        match outcome.await {
+            Ok(figures) => measured.push(figures),
+            Err(e) => {
+                peer.stop().await;
+                return Err(e.context(format!("measuring {}", system.name())));
+            }
+        }
+    }
+    peer.stop().await;
+    let mut measured = measured.into_iter();
+    let baton = measured.next().context("Baton was measured")?;
+    let reference = measured.next();
+    let failed = baton.failed() + reference.as_ref().map_or(0, Measured::failed);
+    let report = A2aReport {
+        baton,
+        reference,
+        quoted: REFERENCE,
+        machine: Machine::read(load_at_start, load_average()),
+        total_s: round(started.elapsed().as_secs_f64()),
+    };
+    print_report(&report, args.json, print_text, failed)
+}
+
+/// One system's run, on a dev server of its own.
+async fn run_system(
+    args: &A2aArgs,
+    system: &System,
+    peer_url: &str,
+    model_url: &str,
+    peer: Option<u32>,
+) -> anyhow::Result<Measured> {
+    let dir = bench_dir("baton-bench-a2a-")?;
     let (server, _client) = start_dev_server(dir.path(), args.temporal_binary.as_deref()).await?;
     let port = free_port()?;
     let config = dir.path().join("desk.toml");
-    std::fs::write(
-        &config,
-        worker_toml(server.address(), peer.url(), &model.base_url(), port),
-    )?;
-    let peer_pid = peer.handle().pid;
-    let outcome = measure(&args, &config, port, server.pid(), peer_pid).await;
-    peer.stop().await;
+    let toml = match system {
+        System::Baton => worker_toml(server.address(), peer_url, model_url, port),
+        System::Reference(_) => {
+            reference_toml(server.address(), peer_url, model_url, port, dir.path())
+        }
+    };
+    std::fs::write(&config, toml)?;
+    let outcome = measure(args, system, &config, port, server.pid(), peer).await;
     server.stop().await;
-    let mut report = outcome?;
-    report.machine = Machine::read(load_at_start, load_average());
-    report.total_s = round(started.elapsed().as_secs_f64());
-    let failed: usize = std::iter::once(&report.one_at_a_time)
-        .chain(&report.batches)
-        .map(|b| b.failed)
-        .sum();
-    print_report(&report, args.json, print_text, failed)
+    outcome
 }
 
 async fn measure(
     args: &A2aArgs,
+    system: &System,
     config: &Path,
     port: u16,
     dev_server: Option<u32>,
     peer: Option<u32>,
-) -> anyhow::Result<A2aReport> {
+) -> anyhow::Result<Measured> {
     let url = format!("http://127.0.0.1:{port}/");
     let http = reqwest::Client::builder().timeout(ANSWER_TIMEOUT).build()?;
     let mut cold = Vec::new();
     for n in 0..args.cold_starts {
-        progress(&format!("cold start {} of {}", n + 1, args.cold_starts));
-        let (worker, took) = start_worker(config, &http, &url).await?;
+        progress(&format!(
+            "{}: cold start {} of {}",
+            system.name(),
+            n + 1,
+            args.cold_starts
+        ));
+        let (worker, took) = start_worker(system, config, &http, &url).await?;
         cold.push(took);
         terminate(worker).await;
     }
-    progress("starting the measured worker");
-    let (worker, _) = start_worker(config, &http, &url).await?;
+    progress(&format!("{}: starting the measured worker", system.name()));
+    let (worker, _) = start_worker(system, config, &http, &url).await?;
     let pid = worker.id();
     let rss_ready_mb = rss_mib(pid).map(mib_to_mb);
     let asker = Asker { http, url };
@@ -164,7 +269,11 @@ async fn measure(
     }
     let rss_idle_mb = rss_mib(pid).map(mib_to_mb);
 
-    progress(&format!("{} questions one at a time", args.sequential));
+    progress(&format!(
+        "{}: {} questions one at a time",
+        system.name(),
+        args.sequential
+    ));
     let one_at_a_time = batch(
         &asker,
         &mut asked,
@@ -176,7 +285,8 @@ async fn measure(
     let mut batches = Vec::new();
     for &concurrency in &args.concurrency {
         progress(&format!(
-            "{} questions, {concurrency} in flight",
+            "{}: {} questions, {concurrency} in flight",
+            system.name(),
             args.tasks
         ));
         batches.push(
@@ -192,7 +302,7 @@ async fn measure(
     }
     let rss_after_mb = rss_mib(pid).map(mib_to_mb);
     terminate(worker).await;
-    Ok(A2aReport {
+    Ok(Measured {
         cold_start_ms: Latency::of(&cold),
         rss_ready_mb,
         rss_idle_mb,
@@ -200,9 +310,6 @@ async fn measure(
         questions: asked,
         one_at_a_time,
         batches,
-        reference: REFERENCE,
-        machine: Machine::read(None, None),
-        total_s: 0.0,
     })
 }
 
@@ -210,18 +317,21 @@ fn mib_to_mb(mib: f64) -> f64 {
     round(mib * 1.048_576)
 }
 
-/// Starts `baton worker` and waits for its card; returns it and the time from exec to the card.
+/// Starts the system's worker and waits for its card; returns it and the time from exec to the
+/// card.
 async fn start_worker(
+    system: &System,
     config: &Path,
     http: &reqwest::Client,
     url: &str,
 ) -> anyhow::Result<(tokio::process::Child, Duration)> {
     let card = format!("{url}.well-known/agent-card.json");
     let started = Instant::now();
-    let worker = worker_command(config)?
+    let worker = system
+        .command(config)?
         .stdout(Stdio::null())
         .spawn()
-        .context("starting baton worker")?;
+        .with_context(|| format!("starting {}", system.name()))?;
     // The card is served once the gateway listens: asked for every few milliseconds until then.
     while started.elapsed() < START_TIMEOUT {
         let served = http
@@ -235,7 +345,10 @@ async fn start_worker(
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    bail!("baton worker did not serve its card within {START_TIMEOUT:?}")
+    bail!(
+        "{} did not serve its card within {START_TIMEOUT:?}",
+        system.name()
+    )
 }
 
 /// Asks the gateway questions, each a new task.
@@ -245,7 +358,10 @@ struct Asker {
 }
 
 impl Asker {
-    /// A blocking SendMessage whose answer must be the model's, after the delegation.
+    /// A blocking SendMessage whose answer must be the model's, after the delegation; the time
+    /// until the answer is seen. A task that returns from the blocking call before its answer
+    /// (the reference parks its conversation while its sub-task runs) is followed with
+    /// SubscribeToTask until the answer shows.
     async fn ask(&self, n: usize) -> anyhow::Result<Duration> {
         let sent = Instant::now();
         let body = json!({
@@ -266,12 +382,42 @@ impl Asker {
             .await?
             .json()
             .await?;
-        let took = sent.elapsed();
         let task = &answer["result"]["task"];
         if !task.to_string().contains(ANSWER) {
-            bail!("question {n} was not answered by the model after the delegation: {answer}");
+            let Some(task_id) = task["id"].as_str() else {
+                bail!("question {n} got no task: {answer}");
+            };
+            self.follow(n, task_id)
+                .await
+                .with_context(|| format!("question {n}, answered first with {answer}"))?;
         }
-        Ok(took)
+        Ok(sent.elapsed())
+    }
+
+    /// Reads SubscribeToTask on the task (its first event is the task as it is) until the
+    /// model's answer shows.
+    async fn follow(&self, n: usize, task_id: &str) -> anyhow::Result<()> {
+        let body = json!({
+            "jsonrpc": "2.0", "id": n, "method": "SubscribeToTask",
+            "params": {"id": task_id},
+        });
+        let mut stream = self
+            .http
+            .post(&self.url)
+            .header("A2A-Version", "1.0")
+            .header("Accept", "text/event-stream")
+            .header("X-Participant-Id", "bench-client")
+            .json(&body)
+            .send()
+            .await?;
+        let mut seen = String::new();
+        while let Some(chunk) = stream.chunk().await? {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if seen.contains(ANSWER) {
+                return Ok(());
+            }
+        }
+        bail!("the task's stream ended without the model's answer after the delegation: {seen}")
     }
 }
 
@@ -321,90 +467,124 @@ async fn batch(
 }
 
 fn print_text(report: &A2aReport) {
-    let r = &report.reference;
-    let range = |(low, high): (f64, f64)| format!("{low}–{high}");
-    let show = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v}"));
+    let q = &report.quoted;
+    let measured = report.reference.as_ref();
     println!(
-        "A2A bench: blocking SendMessage over JSON-RPC to `baton worker`, whose model delegates \
-         each question to a fast A2A peer and answers after its result; {} questions in all",
-        report.questions
+        "A2A bench: blocking SendMessage over JSON-RPC, the agent's model delegating each \
+         question to a fast A2A peer and answering after its result; {} questions to Baton",
+        report.baton.questions
     );
+    match measured {
+        Some(r) => println!(
+            "The reference, tiny-harness 0.9.0, measured after Baton in this run: {} questions",
+            r.questions
+        ),
+        None => println!(
+            "The reference, tiny-harness 0.9.0: its figures from issue 13, quoted (--reference measures it)"
+        ),
+    }
     println!();
-    println!("{:<44} {:>16} {:>22}", "", "Baton", "tiny-harness 0.9.0");
-    let p50 = report
-        .one_at_a_time
-        .latency
-        .as_ref()
-        .map(|l| l.p50_ms / 1e3);
     println!(
-        "{:<44} {:>16} {:>22}",
-        "time to answer, one at a time, p50 (s)",
-        show(p50.map(|s| round(s * 1e3) / 1e3)),
-        range(r.answer_p50_s)
+        "{:<44} {:>16} {:>22} {:>18}",
+        "", "Baton", "tiny-harness 0.9.0", "Baton / reference"
     );
-    for b in &report.batches {
-        let reference = if b.concurrency == 10 {
-            range(r.throughput_c10)
-        } else {
-            "-".to_string()
+    let range = |(low, high): (f64, f64)| format!("{low}–{high}");
+    let row = |label: &str, ours: Option<f64>, theirs: Option<f64>, quoted: String| {
+        // Three decimals at most, and no float noise.
+        let show = |v: Option<f64>| {
+            v.map_or("n/a".to_string(), |v| {
+                format!("{}", (v * 1e3).round() / 1e3)
+            })
+        };
+        let (theirs_shown, ratio) = match measured {
+            Some(_) => (show(theirs), show(ours.zip(theirs).map(|(o, t)| o / t))),
+            None => (quoted, String::new()),
         };
         println!(
-            "{:<44} {:>16} {:>22}",
-            format!("throughput, {} in flight (tasks/s)", b.concurrency),
-            b.throughput_per_s,
-            reference
+            "{label:<44} {:>16} {theirs_shown:>22} {ratio:>18}",
+            show(ours)
         );
-        let harness = b
-            .cpu_dev_server
-            .zip(b.cpu_worker)
-            .map(|(d, w)| round((d + w) * 1e3) / 1e3);
-        println!(
-            "{:<44} {:>16} {:>22}",
-            format!(
-                "  CPU-s per task, worker + dev server (C={})",
+    };
+    let answer_s = |m: &Measured| {
+        m.one_at_a_time
+            .latency
+            .as_ref()
+            .map(|l| round(l.p50_ms) / 1e3)
+    };
+    row(
+        "time to answer, one at a time, p50 (s)",
+        answer_s(&report.baton),
+        measured.and_then(answer_s),
+        range(q.answer_p50_s),
+    );
+    for b in &report.baton.batches {
+        let theirs =
+            measured.and_then(|r| r.batches.iter().find(|t| t.concurrency == b.concurrency));
+        let quoted = |v: (f64, f64)| {
+            if b.concurrency == 10 {
+                range(v)
+            } else {
+                "-".to_string()
+            }
+        };
+        row(
+            &format!("throughput, {} in flight (tasks/s)", b.concurrency),
+            Some(b.throughput_per_s),
+            theirs.map(|t| t.throughput_per_s),
+            quoted(q.throughput_c10),
+        );
+        row(
+            &format!(
+                "  CPU-s per task, harness + dev server (C={})",
                 b.concurrency
             ),
-            format!(
-                "{} ({} + {})",
-                show(harness),
-                show(b.cpu_worker),
-                show(b.cpu_dev_server)
-            ),
-            if b.concurrency == 10 {
-                range(r.cpu_s_per_task)
-            } else {
-                "-".into()
-            }
+            b.cpu_per_task(),
+            theirs.and_then(Batch::cpu_per_task),
+            quoted(q.cpu_s_per_task),
         );
-        for error in &b.errors {
+        row(
+            "    of which the dev server",
+            b.cpu_dev_server,
+            theirs.and_then(|t| t.cpu_dev_server),
+            "-".to_string(),
+        );
+        for error in b.errors.iter().chain(theirs.iter().flat_map(|t| &t.errors)) {
             println!("    error: {error}");
         }
     }
-    println!(
-        "{:<44} {:>16} {:>22}",
-        "RSS of the worker, ready, no task yet (MB)",
-        show(report.rss_ready_mb),
-        r.rss_idle_mb
+    row(
+        "RSS of the harness, ready, no task yet (MB)",
+        report.baton.rss_ready_mb,
+        measured.and_then(|r| r.rss_ready_mb),
+        q.rss_idle_mb.to_string(),
     );
-    println!(
-        "{:<44} {:>16} {:>22}",
-        "RSS of the worker, idle after 5 tasks (MB)",
-        show(report.rss_idle_mb),
-        r.rss_idle_mb
+    row(
+        "RSS of the harness, idle after 5 tasks (MB)",
+        report.baton.rss_idle_mb,
+        measured.and_then(|r| r.rss_idle_mb),
+        q.rss_idle_mb.to_string(),
     );
-    println!(
-        "{:<44} {:>16} {:>22}",
-        format!("RSS after {} tasks (MB)", report.questions),
-        show(report.rss_after_mb),
-        format!("{} (after 200)", r.rss_after_200_mb)
+    row(
+        "RSS of the harness after its last task (MB)",
+        report.baton.rss_after_mb,
+        measured.and_then(|r| r.rss_after_mb),
+        format!("{} (after 200)", q.rss_after_200_mb),
     );
-    println!(
-        "{:<44} {:>16} {:>22}",
+    let cold_s = |m: &Measured| m.cold_start_ms.as_ref().map(|l| l.p50_ms / 1e3);
+    row(
         "cold start, exec to card served, p50 (s)",
-        show(report.cold_start_ms.as_ref().map(|l| round(l.p50_ms) / 1e3)),
-        range(r.cold_start_s)
+        cold_s(&report.baton),
+        measured.and_then(cold_s),
+        range(q.cold_start_s),
     );
-    for error in &report.one_at_a_time.errors {
+    let one_at_a_time_errors = measured.iter().flat_map(|r| &r.one_at_a_time.errors);
+    for error in report
+        .baton
+        .one_at_a_time
+        .errors
+        .iter()
+        .chain(one_at_a_time_errors)
+    {
         println!("    error: {error}");
     }
     println!();
@@ -421,6 +601,31 @@ fn worker_toml(temporal_address: &str, peer_url: &str, model_url: &str, port: u1
          rate_limit_per_minute = 0\nmax_concurrent_requests = 4096\n\
          [temporal]\nmode = \"remote\"\naddress = \"{temporal_address}\"\ntls = false\n\
          [model]\nbase_url = \"{model_url}\"\nmodel = \"bench-model\"\ntimeout = \"30s\"\n"
+    )
+}
+
+/// The reference's config for the same agent: `desk` on `port`, the bench peer as `peer`
+/// (updates `auto`, its default), the same model over Chat Completions, its store in `dir`, no
+/// rate limit to speak of (its 0 refuses every request).
+fn reference_toml(
+    temporal_address: &str,
+    peer_url: &str,
+    model_url: &str,
+    port: u16,
+    dir: &Path,
+) -> String {
+    let store = dir.join("tiny-harness.sqlite3");
+    format!(
+        "[[agents]]\nid = \"peer\"\nurl = \"{peer_url}\"\n\
+         [agent]\nid = \"desk\"\n\
+         [server]\nbind = \"127.0.0.1:{port}\"\nbase_url = \"http://127.0.0.1:{port}\"\n\
+         rate_limit_per_minute = 1000000000\n\
+         [temporal]\nmode = \"remote\"\naddress = \"{temporal_address}\"\n\
+         namespace = \"default\"\ntls = false\n\
+         [openai]\nbase_url = \"{model_url}\"\napi = \"chat_completions\"\n\
+         model = \"bench-model\"\n\
+         [store]\nsqlite_path = \"{}\"\n",
+        store.display()
     )
 }
 
@@ -442,5 +647,33 @@ mod tests {
         assert_eq!(settings.agents[0].id, "peer");
         assert_eq!(settings.server.rate_limit_per_minute, 0);
         assert_eq!(settings.temporal.task_queue, "desk");
+    }
+
+    #[test]
+    fn the_reference_config_names_the_same_agent_peer_and_model() {
+        let toml = reference_toml(
+            "127.0.0.1:7233",
+            "http://127.0.0.1:9000",
+            "http://127.0.0.1:9001/v1",
+            9002,
+            Path::new("/tmp/bench"),
+        );
+        let config: toml::Table = toml.parse().unwrap();
+        assert_eq!(config["agent"]["id"].as_str(), Some("desk"));
+        assert_eq!(config["agents"][0]["id"].as_str(), Some("peer"));
+        assert_eq!(
+            config["agents"][0]["url"].as_str(),
+            Some("http://127.0.0.1:9000")
+        );
+        assert_eq!(config["server"]["bind"].as_str(), Some("127.0.0.1:9002"));
+        assert_eq!(
+            config["temporal"]["address"].as_str(),
+            Some("127.0.0.1:7233")
+        );
+        assert_eq!(config["openai"]["api"].as_str(), Some("chat_completions"));
+        assert_eq!(
+            config["store"]["sqlite_path"].as_str(),
+            Some("/tmp/bench/tiny-harness.sqlite3")
+        );
     }
 }
