@@ -58,12 +58,9 @@ pub async fn measure(
     let http = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(5))
         .build()?;
-    let call = |n: usize, method: &'static str, params: Value| {
-        rpc(&http, url, participant, n, method, params)
-    };
     progress(&format!("ended tasks: completing {tasks}"));
     let task_ids: Vec<String> = futures::stream::iter(0..tasks)
-        .map(|n| complete(call(n, "SendMessage", first_message(n))))
+        .map(|n| send_until_completed(&http, url, participant, n))
         .buffer_unordered(10)
         .try_collect()
         .await?;
@@ -72,7 +69,16 @@ pub async fn measure(
     progress("ended tasks: reading each twice");
     for _ in 0..2 {
         futures::stream::iter(task_ids.clone().into_iter().enumerate())
-            .map(|(n, id)| complete(call(n, "GetTask", json!({"id": id}))))
+            .map(|(n, id)| {
+                complete(rpc(
+                    &http,
+                    url,
+                    participant,
+                    n,
+                    "GetTask",
+                    json!({"id": id}),
+                ))
+            })
             .buffer_unordered(10)
             .try_collect::<Vec<String>>()
             .await?;
@@ -97,6 +103,58 @@ fn first_message(n: usize) -> Value {
         "role": "ROLE_USER",
         "parts": [{"text": format!("{} ended {n}", baton_tests::delegating_model::DIRECT_MARKER)}],
     }})
+}
+
+/// Sends the first message of task `n` and waits for the task to complete: a worker still busy
+/// with the earlier phases' tasks may take the message after the blocking call has answered
+/// SUBMITTED, and then the task is followed with SubscribeToTask (which, unlike GetTask, does
+/// not put it in the view cache) until it ends.
+async fn send_until_completed(
+    http: &reqwest::Client,
+    url: &str,
+    participant: &str,
+    n: usize,
+) -> anyhow::Result<String> {
+    let answer = rpc(http, url, participant, n, "SendMessage", first_message(n)).await?;
+    let task = &answer["task"];
+    let task_id = task["id"]
+        .as_str()
+        .with_context(|| format!("SendMessage answered no task: {answer}"))?;
+    if task["status"]["state"].as_str() == Some("TASK_STATE_COMPLETED") {
+        return Ok(task_id.to_string());
+    }
+    let body = json!({
+        "jsonrpc": "2.0", "id": n, "method": "SubscribeToTask",
+        "params": {"id": task_id},
+    });
+    let mut stream = http
+        .post(url)
+        .timeout(SEND_TIMEOUT)
+        .header("A2A-Version", "1.0")
+        .header("Accept", "text/event-stream")
+        .header("X-Participant-Id", participant)
+        .json(&body)
+        .send()
+        .await?;
+    let mut seen = String::new();
+    while let Some(chunk) = stream.chunk().await? {
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+        if seen.contains("TASK_STATE_COMPLETED") {
+            return Ok(task_id.to_string());
+        }
+    }
+    // A task that ended before the subscription is refused one: read it once instead (the view
+    // cache keeps a task only from its second read).
+    complete(rpc(
+        http,
+        url,
+        participant,
+        n,
+        "GetTask",
+        json!({"id": task_id}),
+    ))
+    .await
+    .with_context(|| format!("task {task_id} after its stream: {seen}"))
 }
 
 /// The id of the task a call answered with, which must have completed.
