@@ -25,6 +25,7 @@ use super::delegation::{
 use super::measure::{Latency, cpu_seconds, load_average, per_second, round, rss_mib, split};
 use super::peer::PeerProcess;
 use super::report::{Machine, print_report};
+use super::subscribe;
 use baton_tests::delegating_model::{ANSWER, delegating};
 use baton_tests::fake_model::FakeModel;
 
@@ -387,37 +388,29 @@ impl Asker {
             let Some(task_id) = task["id"].as_str() else {
                 bail!("question {n} got no task: {answer}");
             };
-            self.follow(n, task_id)
+            self.follow(task_id)
                 .await
                 .with_context(|| format!("question {n}, answered first with {answer}"))?;
         }
         Ok(sent.elapsed())
     }
 
-    /// Reads SubscribeToTask on the task (its first event is the task as it is) until the
-    /// model's answer shows.
-    async fn follow(&self, n: usize, task_id: &str) -> anyhow::Result<()> {
-        let body = json!({
-            "jsonrpc": "2.0", "id": n, "method": "SubscribeToTask",
-            "params": {"id": task_id},
-        });
-        let mut stream = self
-            .http
-            .post(&self.url)
-            .header("A2A-Version", "1.0")
-            .header("Accept", "text/event-stream")
-            .header("X-Participant-Id", "bench-client")
-            .json(&body)
-            .send()
-            .await?;
-        let mut seen = String::new();
-        while let Some(chunk) = stream.chunk().await? {
-            seen.push_str(&String::from_utf8_lossy(&chunk));
-            if seen.contains(ANSWER) {
-                return Ok(());
-            }
+    /// Follows the task with SubscribeToTask until the model's answer shows.
+    async fn follow(&self, task_id: &str) -> anyhow::Result<()> {
+        let followed = subscribe::until_shown(
+            &self.http,
+            &self.url,
+            "bench-client",
+            task_id,
+            ANSWER,
+            ANSWER_TIMEOUT,
+        );
+        if let Err(seen) = followed.await? {
+            bail!(
+                "the task's stream ended without the model's answer after the delegation: {seen}"
+            );
         }
-        bail!("the task's stream ended without the model's answer after the delegation: {seen}")
+        Ok(())
     }
 }
 

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::delegation::progress;
 use super::measure::{CPU_WINDOW, cpu_per_second};
+use super::subscribe;
 
 /// How long one blocking SendMessage may take to complete its task.
 const SEND_TIMEOUT: Duration = Duration::from_secs(90);
@@ -123,26 +124,17 @@ async fn send_until_completed(
     if task["status"]["state"].as_str() == Some("TASK_STATE_COMPLETED") {
         return Ok(task_id.to_string());
     }
-    let body = json!({
-        "jsonrpc": "2.0", "id": n, "method": "SubscribeToTask",
-        "params": {"id": task_id},
-    });
-    let mut stream = http
-        .post(url)
-        .timeout(SEND_TIMEOUT)
-        .header("A2A-Version", "1.0")
-        .header("Accept", "text/event-stream")
-        .header("X-Participant-Id", participant)
-        .json(&body)
-        .send()
-        .await?;
-    let mut seen = String::new();
-    while let Some(chunk) = stream.chunk().await? {
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-        if seen.contains("TASK_STATE_COMPLETED") {
-            return Ok(task_id.to_string());
-        }
-    }
+    let followed = subscribe::until_shown(
+        http,
+        url,
+        participant,
+        task_id,
+        "TASK_STATE_COMPLETED",
+        SEND_TIMEOUT,
+    );
+    let Err(seen) = followed.await? else {
+        return Ok(task_id.to_string());
+    };
     // A task that ended before the subscription is refused one: read it once instead (the view
     // cache keeps a task only from its second read).
     complete(rpc(

@@ -19,6 +19,7 @@ mod measure;
 mod peer;
 mod quiet_streams;
 mod report;
+mod subscribe;
 mod worker;
 
 use std::path::PathBuf;
