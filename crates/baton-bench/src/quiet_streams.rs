@@ -13,6 +13,7 @@ use serde_json::json;
 
 use super::delegation::progress;
 use super::measure::{CPU_WINDOW, cpu_per_second, round, split};
+use super::subscribe;
 
 /// The longest one stream may take to show its first event.
 const FIRST_EVENT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -161,18 +162,7 @@ async fn subscribe(
     participant: &str,
     task_id: &str,
 ) -> anyhow::Result<reqwest::Response> {
-    let body = json!({
-        "jsonrpc": "2.0", "id": task_id, "method": "SubscribeToTask",
-        "params": {"id": task_id},
-    });
-    let mut response = http
-        .post(url)
-        .header("A2A-Version", "1.0")
-        .header("Accept", "text/event-stream")
-        .header("X-Participant-Id", participant)
-        .json(&body)
-        .send()
-        .await?;
+    let mut response = subscribe::open(http, url, participant, task_id, None).await?;
     let first = tokio::time::timeout(FIRST_EVENT_TIMEOUT, response.chunk())
         .await
         .context("the stream showed no event")??;

@@ -5,6 +5,31 @@ use std::time::Duration;
 
 use serde_json::json;
 
+/// Opens SubscribeToTask over JSON-RPC on `task_id`, bounded by `timeout` when one is given (a
+/// stream held open for as long as a phase lasts has none).
+pub async fn open(
+    http: &reqwest::Client,
+    url: &str,
+    participant: &str,
+    task_id: &str,
+    timeout: Option<Duration>,
+) -> reqwest::Result<reqwest::Response> {
+    let body = json!({
+        "jsonrpc": "2.0", "id": task_id, "method": "SubscribeToTask",
+        "params": {"id": task_id},
+    });
+    let mut request = http
+        .post(url)
+        .header("A2A-Version", "1.0")
+        .header("Accept", "text/event-stream")
+        .header("X-Participant-Id", participant)
+        .json(&body);
+    if let Some(timeout) = timeout {
+        request = request.timeout(timeout);
+    }
+    request.send().await
+}
+
 /// Reads SubscribeToTask on `task_id` (its first event is the task as it is) for at most
 /// `timeout` until `text` shows in the stream. `Err` holds what the stream showed when it ended
 /// first; a call that fails is the outer error.
@@ -16,19 +41,7 @@ pub async fn until_shown(
     text: &str,
     timeout: Duration,
 ) -> anyhow::Result<Result<(), String>> {
-    let body = json!({
-        "jsonrpc": "2.0", "id": task_id, "method": "SubscribeToTask",
-        "params": {"id": task_id},
-    });
-    let mut stream = http
-        .post(url)
-        .timeout(timeout)
-        .header("A2A-Version", "1.0")
-        .header("Accept", "text/event-stream")
-        .header("X-Participant-Id", participant)
-        .json(&body)
-        .send()
-        .await?;
+    let mut stream = open(http, url, participant, task_id, Some(timeout)).await?;
     let mut seen = String::new();
     while let Some(chunk) = stream.chunk().await? {
         seen.push_str(&String::from_utf8_lossy(&chunk));
