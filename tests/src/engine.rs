@@ -243,6 +243,18 @@ impl WorkerProcess {
         .await;
     }
 
+    /// Waits until the worker exits on its own; fails the test when it runs on past the hang
+    /// guard.
+    pub async fn exit_status(&mut self) -> std::process::ExitStatus {
+        crate::wait::within(
+            "the worker to exit",
+            crate::wait::HANG_GUARD,
+            self.child.wait(),
+        )
+        .await
+        .expect("waiting for the worker")
+    }
+
     /// SIGTERM, then waits for the process to exit; returns whether it exited cleanly.
     pub async fn terminate(&mut self, within: Duration) -> bool {
         if let Some(pid) = self.child.id() {

@@ -114,12 +114,14 @@ impl AgentProcess {
 
 /// Runs every agent's workers until a signal asks them to stop (gracefully, within each one's
 /// `temporal.drain_grace`) or one of them stops on its own, which stops the rest: a process
-/// never runs half its agents.
+/// never runs half its agents. `temporal_lost` answering (the embedded server died for good)
+/// stops them all too, and is the error returned.
 /// `polling` is set while they run, for `/readyz`.
 pub(crate) async fn run_until_stopped(
     agents: &mut [AgentProcess],
     signals: ShutdownSignals,
     polling: &Polling,
+    temporal_lost: impl Future<Output = anyhow::Error>,
 ) -> anyhow::Result<()> {
     let stops: Vec<Stop> = agents.iter().flat_map(AgentProcess::stops).collect();
     let grace = agents
@@ -156,6 +158,12 @@ pub(crate) async fn run_until_stopped(
             tracing::info!("{signal}: stopping (drain grace {grace:?})");
             stop_all();
             running.await
+        }
+        error = temporal_lost => {
+            tracing::error!("stopping: {error:#}");
+            stop_all();
+            running.await;
+            return Err(error);
         }
     };
     results.into_iter().collect()

@@ -47,6 +47,15 @@ impl TemporalSession {
         })
     }
 
+    /// Answers once the embedded server this session started has died for good (it is started
+    /// again a few times first); never for a remote cluster, whose outages the SDK rides out.
+    pub async fn lost(&self) -> anyhow::Error {
+        match &self.embedded {
+            Some(server) => anyhow::Error::new(server.lost().await),
+            None => std::future::pending().await,
+        }
+    }
+
     /// Stops the embedded server, if this session started one.
     pub async fn stop(self) {
         if let Some(server) = self.embedded {

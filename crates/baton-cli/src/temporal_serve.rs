@@ -11,7 +11,8 @@ use crate::shutdown::ShutdownSignals;
 use crate::temporal::EmbeddedServer;
 
 /// `baton temporal serve`: runs the config's embedded Temporal dev server until SIGINT or
-/// SIGTERM. A config in remote mode is refused.
+/// SIGTERM, starting it again if it dies (within a budget, then the command fails). A config in
+/// remote mode is refused.
 pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
     crate::logging::use_format(settings.log.format);
@@ -36,8 +37,12 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
         settings.temporal.namespace
     );
     println!("Web UI:   {}", server.ui_url());
-    let signal = signals.requested().await;
-    tracing::info!("{signal}: stopping the embedded Temporal server");
-    server.stop().await;
-    Ok(ExitCode::SUCCESS)
+    tokio::select! {
+        signal = signals.requested() => {
+            tracing::info!("{signal}: stopping the embedded Temporal server");
+            server.stop().await;
+            Ok(ExitCode::SUCCESS)
+        }
+        lost = server.lost() => Err(lost.into()),
+    }
 }

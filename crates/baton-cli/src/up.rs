@@ -13,6 +13,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use baton_config::{Settings, TemporalMode};
 use baton_core::deployment_key::DeploymentKey;
+use futures::future::select_all;
 
 use crate::agent_process::{
     AgentProcess, print_addresses, raise_open_file_limit, run_until_stopped,
@@ -263,7 +264,8 @@ async fn serve(
     );
     println!("baton up: {} agents ready; Ctrl-C stops them", agents.len());
     tracing::info!(agents = agents.len(), "baton up ready");
-    let ran = run_until_stopped(&mut agents, signals, &polling).await;
+    let lost = select_all(sessions.values().map(|session| Box::pin(session.lost())));
+    let ran = run_until_stopped(&mut agents, signals, &polling, async { lost.await.0 }).await;
     for agent in agents {
         agent.close().await;
     }

@@ -68,7 +68,7 @@ async fn serve(
     print_addresses(&session.ui_url, endpoint.as_ref(), probes.as_ref());
     tracing::info!(task_queue = %task_queue, address = %session.address, "worker ready");
     let mut agents = [agent];
-    let ran = run_until_stopped(&mut agents, signals, &polling).await;
+    let ran = run_until_stopped(&mut agents, signals, &polling, session.lost()).await;
     let [agent] = agents;
     agent.close().await;
     ran

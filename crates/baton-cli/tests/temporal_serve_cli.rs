@@ -5,7 +5,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use baton_tests::{free_ports, venv_program, wait_server_gone};
+use baton_tests::{children_of, free_ports, venv_program, wait_server_gone};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 fn config(state: &std::path::Path) -> String {
@@ -159,18 +159,4 @@ async fn baton_up_refuses_two_agents_with_one_id_before_starting_anything() {
 mod libc_signal {
     pub const TERM: &str = "-TERM";
     pub const INT: &str = "-INT";
-}
-
-/// The child processes of `pid`, spawned from any of its threads.
-fn children_of(pid: u32) -> Vec<u32> {
-    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
-    tasks
-        .flatten()
-        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
-        .flat_map(|text| {
-            text.split_whitespace()
-                .filter_map(|p| p.parse().ok())
-                .collect::<Vec<u32>>()
-        })
-        .collect()
 }

@@ -1,16 +1,20 @@
 //! The local Temporal dev server (`temporal server start-dev`) that Baton starts when
 //! `temporal.mode = "embedded"`, and stops on every way out: `stop()`, drop, or Baton's own death.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::net::TcpListener;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use baton_config::{EmbeddedTemporal, TemporalSettings};
 use temporalio_client::Connection;
+use tokio::process::{Child, Command};
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinHandle;
 
 use super::{ConnectError, wait_until_ready};
 
@@ -25,6 +29,12 @@ const START_ATTEMPTS: u32 = 3;
 /// How long a configured port may stay taken before the start gives up: long enough for the
 /// last run's server to let it go.
 const PORT_RELEASE_WAIT: Duration = Duration::from_secs(5);
+/// How many times a server that died after it was ready is started again within RESTART_WINDOW
+/// before Baton gives up on it: enough for the port race above and a crash now and then, not
+/// for a server that cannot run.
+const RESTARTS_ALLOWED: usize = 3;
+/// The window RESTARTS_ALLOWED counts in.
+const RESTART_WINDOW: Duration = Duration::from_secs(600);
 /// How the dev server's log says a port it wanted was taken.
 const PORT_TAKEN: &str = "address already in use";
 
@@ -90,7 +100,7 @@ pub enum EmbeddedError {
     )]
     ExitedEarly {
         /// How it exited.
-        status: ExitStatus,
+        status: String,
         /// The server's log file.
         log: PathBuf,
         /// The end of the log, led by the line that says why it stopped.
@@ -116,13 +126,18 @@ impl EmbeddedError {
     }
 }
 
-/// A running dev server. Stopping is `stop().await`; dropping it kills the server too, and the
-/// kernel sends it SIGTERM if Baton itself dies (PR_SET_PDEATHSIG), so none is left behind.
+/// A running dev server, watched by a supervisor task that starts it again on the same
+/// database and ports if it dies (at most RESTARTS_ALLOWED times in RESTART_WINDOW, then
+/// [`EmbeddedServer::lost`] answers). Stopping is `stop().await`; dropping it kills the server
+/// too, and the kernel sends it SIGTERM if Baton itself dies (PR_SET_PDEATHSIG), so none is left
+/// behind.
 pub struct EmbeddedServer {
-    child: Option<Child>,
     address: String,
     ui_url: String,
-    log: PathBuf,
+    process: Arc<ProcessSlot>,
+    stop: Option<oneshot::Sender<()>>,
+    supervisor: Option<JoinHandle<()>>,
+    lost: watch::Receiver<Option<ServerLost>>,
 }
 
 impl EmbeddedServer {
@@ -146,53 +161,37 @@ impl EmbeddedServer {
         }
     }
 
-    #[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
     async fn start_once(
         settings: &TemporalSettings,
     ) -> Result<(EmbeddedServer, Connection), EmbeddedError> {
         let embedded = &settings.embedded;
         let binary = resolve_binary(&embedded.binary)?;
         let state_dir = prepare_state_dir(&embedded.database)?;
-        let port = choose_port(embedded.port, "port").await?;
-        let ui_port = choose_port(embedded.ui_port, "ui_port").await?;
-        let log = state_dir.join("temporal.log");
-        let log_file = File::create(&log).map_err(|e| EmbeddedError::StateDir {
-            dir: state_dir.clone(),
-            reason: e.to_string(),
-        })?;
-
-        let mut command = Command::new(&binary);
-        command
-            .args(start_dev_args(embedded, &settings.namespace, port, ui_port))
-            .stdin(Stdio::null())
-            .stdout(log_file.try_clone().map_err(|e| EmbeddedError::StateDir {
-                dir: state_dir.clone(),
-                reason: e.to_string(),
-            })?)
-            .stderr(log_file)
-            .process_group(0);
-        // SAFETY: prctl is async-signal-safe and touches only the child's own state between fork
-        // and exec.
-        unsafe {
-            command.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let child = command.spawn().map_err(|e| EmbeddedError::Spawn {
-            binary: binary.display().to_string(),
-            reason: e.to_string(),
-        })?;
-
-        let mut server = EmbeddedServer {
-            child: Some(child),
-            address: format!("127.0.0.1:{port}"),
-            ui_url: format!("http://127.0.0.1:{ui_port}"),
-            log,
+        let launch = Launch {
+            settings: settings.clone(),
+            binary,
+            log: state_dir.join("temporal.log"),
+            port: choose_port(embedded.port, "port").await?,
+            ui_port: choose_port(embedded.ui_port, "ui_port").await?,
         };
-        let connection = server.wait_ready(settings).await?;
+        let process = Arc::new(ProcessSlot::default());
+        let (child, connection) = launch.run(&process).await?;
+        let (stop, stop_heard) = oneshot::channel();
+        let (lost_sender, lost) = watch::channel(None);
+        let server = EmbeddedServer {
+            address: launch.address(),
+            ui_url: format!("http://127.0.0.1:{}", launch.ui_port),
+            process: process.clone(),
+            stop: Some(stop),
+            supervisor: Some(tokio::spawn(supervise(
+                launch,
+                child,
+                process,
+                stop_heard,
+                lost_sender,
+            ))),
+            lost,
+        };
         Ok((server, connection))
     }
 
@@ -208,69 +207,322 @@ impl EmbeddedServer {
 
     /// The server's process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(Child::id)
+        self.process.pid()
+    }
+
+    /// Answers once the server has died more often than it may be started again; never while
+    /// it runs or after `stop`.
+    pub async fn lost(&self) -> ServerLost {
+        let mut lost = self.lost.clone();
+        match lost.wait_for(Option::is_some).await {
+            Ok(value) => value.clone().expect("waited for Some"),
+            Err(_) => std::future::pending().await,
+        }
     }
 
     /// Asks the server to stop (SIGTERM to its process group), waits up to STOP_GRACE, then kills it.
     pub async fn stop(mut self) {
-        if let Some(child) = self.child.take() {
-            tokio::task::spawn_blocking(move || terminate(child, STOP_GRACE))
-                .await
-                .ok();
+        if let Some(stop) = self.stop.take() {
+            stop.send(()).ok();
         }
-    }
-
-    async fn wait_ready(
-        &mut self,
-        settings: &TemporalSettings,
-    ) -> Result<Connection, EmbeddedError> {
-        let started = Instant::now();
-        let address = self.address.clone();
-        let ready = wait_until_ready(settings, &address, READY_TIMEOUT);
-        tokio::pin!(ready);
-        loop {
-            tokio::select! {
-                result = &mut ready => {
-                    // What answered must be this server, not one that took the port first.
-                    if let Some(status) = self.exited() {
-                        return Err(EmbeddedError::ExitedEarly {
-                            status,
-                            log: self.log.clone(),
-                            tail: log_tail(&self.log),
-                        });
-                    }
-                    return result.map_err(|source| EmbeddedError::NotReady {
-                        waited: started.elapsed(),
-                        log: self.log.clone(),
-                        source,
-                    });
-                }
-                () = tokio::time::sleep(Duration::from_millis(200)) => {
-                    if let Some(status) = self.exited() {
-                        return Err(EmbeddedError::ExitedEarly {
-                            status,
-                            log: self.log.clone(),
-                            tail: log_tail(&self.log),
-                        });
-                    }
-                }
-            }
+        if let Some(supervisor) = self.supervisor.take() {
+            supervisor.await.ok();
         }
-    }
-
-    fn exited(&mut self) -> Option<ExitStatus> {
-        let child = self.child.as_mut()?;
-        let status = child.try_wait().ok().flatten()?;
-        self.child = None;
-        Some(status)
     }
 }
 
 impl Drop for EmbeddedServer {
     fn drop(&mut self) {
-        if let Some(child) = self.child.take() {
-            terminate(child, Duration::ZERO);
+        if let Some(supervisor) = self.supervisor.take() {
+            supervisor.abort();
         }
+        self.process.close();
+    }
+}
+
+/// The server died more often than it may be started again.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "the embedded Temporal server died {exits} times in {window:?} and is not started again; \
+     the last time: {why}. Its log ({log}) ends with:\n{tail}"
+)]
+pub struct ServerLost {
+    /// How many times it died within the window.
+    pub exits: usize,
+    /// RESTART_WINDOW.
+    pub window: Duration,
+    /// How it exited, or why the last start failed.
+    pub why: String,
+    /// The server's log file.
+    pub log: PathBuf,
+    /// The end of that log.
+    pub tail: String,
+}
+
+/// How one server is started, the first time and on every restart: the same binary, database,
+/// ports and log.
+struct Launch {
+    settings: TemporalSettings,
+    binary: PathBuf,
+    log: PathBuf,
+    port: u16,
+    ui_port: u16,
+}
+
+impl Launch {
+    fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Starts the server and waits until its namespace answers. On failure nothing is left
+    /// running.
+    async fn run(&self, process: &ProcessSlot) -> Result<(Child, Connection), EmbeddedError> {
+        let mut child = self.spawn(process)?;
+        match self.wait_ready(&mut child).await {
+            Ok(connection) => Ok((child, connection)),
+            Err(error) => {
+                process.kill_now();
+                Err(error)
+            }
+        }
+    }
+
+    /// Starts the server again after it died: its log so far is kept as `temporal.log.1`, and its
+    /// ports must be free again (a port another process took in the meantime is an error).
+    async fn restart(&self, process: &ProcessSlot) -> Result<(Child, Connection), EmbeddedError> {
+        std::fs::rename(&self.log, self.log.with_extension("log.1")).ok();
+        choose_port(self.port, "port").await?;
+        choose_port(self.ui_port, "ui_port").await?;
+        self.run(process).await
+    }
+
+    #[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
+    fn spawn(&self, process: &ProcessSlot) -> Result<Child, EmbeddedError> {
+        let state_dir = || self.log.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let log_file = File::create(&self.log).map_err(|e| EmbeddedError::StateDir {
+            dir: state_dir(),
+            reason: e.to_string(),
+        })?;
+        let stdout = log_file.try_clone().map_err(|e| EmbeddedError::StateDir {
+            dir: state_dir(),
+            reason: e.to_string(),
+        })?;
+        let mut command = Command::new(&self.binary);
+        command
+            .args(start_dev_args(
+                &self.settings.embedded,
+                &self.settings.namespace,
+                self.port,
+                self.ui_port,
+            ))
+            .stdin(Stdio::null())
+            .stdout(stdout)
+            .stderr(log_file)
+            .process_group(0);
+        // SAFETY: prctl is async-signal-safe and touches only the child's own state between fork
+        // and exec.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        process
+            .spawn(&mut command)
+            .map_err(|e| EmbeddedError::Spawn {
+                binary: self.binary.display().to_string(),
+                reason: e.to_string(),
+            })
+    }
+
+    async fn wait_ready(&self, child: &mut Child) -> Result<Connection, EmbeddedError> {
+        let started = Instant::now();
+        let address = self.address();
+        let exited_early = |status: std::io::Result<ExitStatus>| EmbeddedError::ExitedEarly {
+            status: exit_text(status),
+            log: self.log.clone(),
+            tail: log_tail(&self.log),
+        };
+        let result = tokio::select! {
+            result = wait_until_ready(&self.settings, &address, READY_TIMEOUT) => result,
+            status = child.wait() => return Err(exited_early(status)),
+        };
+        // What answered must be this server, not one that took the port first.
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(exited_early(Ok(status)));
+        }
+        result.map_err(|source| EmbeddedError::NotReady {
+            waited: started.elapsed(),
+            log: self.log.clone(),
+            source,
+        })
+    }
+}
+
+/// Watches the running server until `stop` is heard: a server that dies is started again, on
+/// the same database and ports, while the budget allows; once it does not, `lost` is told why.
+async fn supervise(
+    launch: Launch,
+    mut child: Child,
+    process: Arc<ProcessSlot>,
+    mut stop: oneshot::Receiver<()>,
+    lost: watch::Sender<Option<ServerLost>>,
+) {
+    let mut budget = RestartBudget::default();
+    loop {
+        let mut why = tokio::select! {
+            _ = &mut stop => {
+                terminate(child, &process, STOP_GRACE).await;
+                return;
+            }
+            status = child.wait() => exit_text(status),
+        };
+        process.forget();
+        loop {
+            let tail = log_tail(&launch.log);
+            if !budget.allows_another(Instant::now()) {
+                let server_lost = ServerLost {
+                    exits: budget.exits(),
+                    window: RESTART_WINDOW,
+                    why,
+                    log: launch.log.clone(),
+                    tail,
+                };
+                tracing::error!("{server_lost}");
+                lost.send_replace(Some(server_lost));
+                return;
+            }
+            tracing::warn!(
+                log = %launch.log.display(),
+                "the embedded Temporal server died ({why}); starting it again on the same \
+                 database and ports. Its log ends with:\n{tail}"
+            );
+            let restarted = tokio::select! {
+                _ = &mut stop => {
+                    process.kill_now();
+                    return;
+                }
+                restarted = launch.restart(&process) => restarted,
+            };
+            match restarted {
+                Ok((running, _connection)) => {
+                    tracing::info!(address = %launch.address(), "the embedded Temporal server is back");
+                    child = running;
+                    break;
+                }
+                Err(error) => why = format!("starting it again failed: {error}"),
+            }
+        }
+    }
+}
+
+/// How many times a server that died may be started again: RESTARTS_ALLOWED within any
+/// RESTART_WINDOW, so a server that fails for good is given up rather than restarted forever.
+#[derive(Default)]
+struct RestartBudget {
+    exits: VecDeque<Instant>,
+}
+
+impl RestartBudget {
+    /// Counts an exit at `now`; true if the server may be started again.
+    fn allows_another(&mut self, now: Instant) -> bool {
+        while self
+            .exits
+            .front()
+            .is_some_and(|exit| now.duration_since(*exit) >= RESTART_WINDOW)
+        {
+            self.exits.pop_front();
+        }
+        self.exits.push_back(now);
+        self.exits.len() <= RESTARTS_ALLOWED
+    }
+
+    fn exits(&self) -> usize {
+        self.exits.len()
+    }
+}
+
+/// The process group of the server of the moment, shared by the supervisor that restarts it and
+/// the `Drop` that must kill it without awaiting. Once closed, nothing more is started.
+#[derive(Default)]
+struct ProcessSlot {
+    state: Mutex<SlotState>,
+}
+
+#[derive(Default)]
+struct SlotState {
+    pid: Option<u32>,
+    closed: bool,
+}
+
+impl ProcessSlot {
+    fn pid(&self) -> Option<u32> {
+        self.lock().pid
+    }
+
+    /// Spawns `command` and records its process group, unless the slot was closed.
+    fn spawn(&self, command: &mut Command) -> std::io::Result<Child> {
+        let mut state = self.lock();
+        if state.closed {
+            return Err(std::io::Error::other("the server is being stopped"));
+        }
+        let child = command.spawn()?;
+        state.pid = child.id();
+        Ok(child)
+    }
+
+    /// The recorded process has exited.
+    fn forget(&self) {
+        self.lock().pid = None;
+    }
+
+    /// SIGTERM then SIGKILL to the recorded process group, at once.
+    fn kill_now(&self) {
+        if let Some(pid) = self.lock().pid.take() {
+            signal_group(pid, libc::SIGTERM);
+            signal_group(pid, libc::SIGKILL);
+        }
+    }
+
+    /// Kills the recorded process group and starts nothing more.
+    fn close(&self) {
+        self.lock().closed = true;
+        self.kill_now();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SlotState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// SIGTERM to the server's process group, then SIGKILL once `grace` has passed.
+async fn terminate(mut child: Child, process: &ProcessSlot, grace: Duration) {
+    process.lock().closed = true;
+    let Some(pid) = process.pid() else {
+        return;
+    };
+    signal_group(pid, libc::SIGTERM);
+    if tokio::time::timeout(grace, child.wait()).await.is_err() {
+        signal_group(pid, libc::SIGKILL);
+        child.wait().await.ok();
+    }
+    process.forget();
+}
+
+#[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
+fn signal_group(pid: u32, signal: libc::c_int) {
+    // SAFETY: kill(2) with a negative pid signals the process group we created for the server.
+    unsafe { libc::kill(-(pid as libc::pid_t), signal) };
+}
+
+fn exit_text(status: std::io::Result<ExitStatus>) -> String {
+    match status {
+        Ok(status) => status.to_string(),
+        Err(error) => format!("its exit could not be read: {error}"),
     }
 }
 
@@ -315,24 +567,6 @@ fn start_dev_args(
         args.extend(["--search-attribute".into(), format!("{name}={kind}")]);
     }
     args
-}
-
-/// SIGTERM to the whole process group, then SIGKILL once `grace` has passed.
-#[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
-fn terminate(mut child: Child, grace: Duration) {
-    let group = child.id() as libc::pid_t;
-    // SAFETY: kill(2) with a negative pid signals the process group we created for the server.
-    unsafe { libc::kill(-group, libc::SIGTERM) };
-    let deadline = Instant::now() + grace;
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // SAFETY: as above.
-    unsafe { libc::kill(-group, libc::SIGKILL) };
-    child.wait().ok();
 }
 
 fn resolve_binary(binary: &Path) -> Result<PathBuf, EmbeddedError> {
@@ -438,6 +672,7 @@ fn log_tail(log: &Path) -> String {
         .map(str::to_string);
     match cause {
         Some(cause) => format!("{cause}\n[…]\n{tail}"),
+        None if tail.trim().is_empty() => "(nothing: the log is empty)".into(),
         None => tail.into_owned(),
     }
 }
@@ -450,7 +685,7 @@ mod tests {
 
     fn exited_early(log: PathBuf, tail: String) -> EmbeddedError {
         EmbeddedError::ExitedEarly {
-            status: ExitStatus::default(),
+            status: "exit status: 2".into(),
             log,
             tail,
         }
@@ -507,6 +742,51 @@ mod tests {
         assert_eq!(tail, "Error: unable to open database file\n");
         let error = exited_early(log, tail);
         assert!(!error.lost_a_port_race());
+    }
+
+    #[test]
+    fn an_empty_log_is_said_to_be_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("temporal.log");
+        std::fs::write(&log, "\n").unwrap();
+        assert_eq!(log_tail(&log), "(nothing: the log is empty)");
+    }
+
+    #[test]
+    fn a_server_is_started_again_three_times_in_ten_minutes_then_given_up() {
+        let start = Instant::now();
+        let mut budget = RestartBudget::default();
+        for minute in 0..3 {
+            assert!(budget.allows_another(start + Duration::from_secs(60 * minute)));
+        }
+        assert!(!budget.allows_another(start + Duration::from_secs(60 * 3)));
+        assert_eq!(budget.exits(), 4);
+    }
+
+    #[test]
+    fn exits_older_than_the_window_are_forgotten() {
+        let start = Instant::now();
+        let mut budget = RestartBudget::default();
+        for second in 0..3 {
+            assert!(budget.allows_another(start + Duration::from_secs(second)));
+        }
+        // The first exit is exactly one window old: it no longer counts.
+        assert!(budget.allows_another(start + RESTART_WINDOW));
+        assert_eq!(budget.exits(), 3);
+        // A server that dies once an hour is started again for ever.
+        for hour in 1..10 {
+            assert!(budget.allows_another(start + Duration::from_secs(3600 * hour)));
+        }
+        assert_eq!(budget.exits(), 1);
+    }
+
+    #[test]
+    fn a_closed_slot_starts_nothing() {
+        let slot = ProcessSlot::default();
+        slot.close();
+        let error = slot.spawn(&mut Command::new("true")).unwrap_err();
+        assert!(error.to_string().contains("being stopped"), "{error}");
+        assert_eq!(slot.pid(), None);
     }
 
     #[test]

@@ -8,6 +8,6 @@ mod identity;
 mod join;
 
 pub use connect::{ConnectError, connect, wait_until_ready};
-pub use embedded::{EmbeddedError, EmbeddedServer};
+pub use embedded::{EmbeddedError, EmbeddedServer, ServerLost};
 pub use identity::worker_identity;
 pub use join::{join, joined_address};
