@@ -88,6 +88,11 @@ pub async fn connect(
     Ok(connection)
 }
 
+/// How soon a server that is starting is asked again. A refused connection to a local port or a
+/// namespace call costs well under a millisecond, and every pause is added to Baton's cold
+/// start: at 100 ms, the embedded server was seen ready 50 ms late on average.
+const READY_POLL: Duration = Duration::from_millis(10);
+
 /// Waits until the server at `address` accepts connections and its namespace answers, for at most
 /// `timeout`. Used right after starting a server, which takes a moment to open its port.
 pub async fn wait_until_ready(
@@ -109,7 +114,7 @@ pub async fn wait_until_ready(
                 return Err(error);
             }
             Err(error) if Instant::now() >= deadline => return Err(error),
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            Err(_) => tokio::time::sleep(READY_POLL).await,
         }
     }
 }
