@@ -124,6 +124,9 @@ const CALLS: [Call; 4] = [
     Call::SendMessage,
     Call::SendMessageBackToBack,
 ];
+/// How long a task may take to end once the bench waits for it (a thousand tasks of backlog
+/// drain in well under this).
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// How often a settling send asks whether its task has ended.
 const SETTLE_POLL: Duration = Duration::from_millis(2);
 /// How many tasks a ListTasks asks for.
@@ -248,19 +251,25 @@ impl Caller {
             .with_context(|| format!("GetTask on {} answered no state: {result}", target.name))
     }
 
-    /// Waits, untimed, until `task_id` on `target` has ended.
+    /// Waits, untimed, until `task_id` on `target` has ended. A read the server refuses in the
+    /// meantime is asked again: Baton answers a retryable error when its worker, busy with a
+    /// backlog, does not answer the read within the gateway's Temporal timeout.
     async fn settled(&self, target: &Target, task_id: &str) -> anyhow::Result<()> {
-        let deadline = Instant::now() + REQUEST_TIMEOUT;
-        while !self.get(target, task_id).await?.is_terminal() {
+        let deadline = Instant::now() + SETTLE_TIMEOUT;
+        loop {
+            match self.get(target, task_id).await {
+                Ok(state) if state.is_terminal() => return Ok(()),
+                Err(error) if Instant::now() > deadline => return Err(error),
+                Ok(_) | Err(_) => {}
+            }
             if Instant::now() > deadline {
                 bail!(
-                    "the task {task_id} on {} did not end within {REQUEST_TIMEOUT:?}",
+                    "the task {task_id} on {} did not end within {SETTLE_TIMEOUT:?}",
                     target.name
                 );
             }
             tokio::time::sleep(SETTLE_POLL).await;
         }
-        Ok(())
     }
 
     /// Fails unless `task_id` on `target` has COMPLETED with the model's answer: both servers
@@ -307,27 +316,40 @@ impl Caller {
         Ok(())
     }
 
-    /// One call, timed; a send that settles then waits for its task to end, untimed.
+    /// One call, timed, and the task it created, if it sent one; a send that settles then
+    /// waits for its task to end, untimed.
     async fn call(
         &self,
         call: Call,
         target: &Target,
         task_id: &str,
         settles: bool,
-    ) -> anyhow::Result<Duration> {
+    ) -> anyhow::Result<(Duration, Option<String>)> {
         let sent = Instant::now();
         match call {
-            Call::GetTask => self.get(target, task_id).await.map(|_| sent.elapsed()),
-            Call::ListTasks => self.list(target).await.map(|()| sent.elapsed()),
+            Call::GetTask => self
+                .get(target, task_id)
+                .await
+                .map(|_| (sent.elapsed(), None)),
+            Call::ListTasks => self.list(target).await.map(|()| (sent.elapsed(), None)),
             Call::SendMessage | Call::SendMessageBackToBack => {
                 let created = self.send(target, true).await?;
                 let took = sent.elapsed();
                 if settles {
                     self.settled(target, &created).await?;
                 }
-                Ok(took)
+                Ok((took, Some(created)))
             }
         }
+    }
+
+    /// Waits, untimed, until every task of `created` on `target` has ended, so that the next
+    /// batch meets a server with no work left over from this one.
+    async fn drain(&self, target: &Target, created: &[String]) -> anyhow::Result<()> {
+        for task_id in created {
+            self.settled(target, task_id).await?;
+        }
+        Ok(())
     }
 }
 
@@ -529,13 +551,29 @@ async fn batch(
 ) -> Batch {
     let settles = call == Call::SendMessage && concurrency == 1;
     let started = Instant::now();
-    let results: Vec<anyhow::Result<Duration>> = futures::stream::iter(0..n)
+    let results: Vec<anyhow::Result<(Duration, Option<String>)>> = futures::stream::iter(0..n)
         .map(|_| caller.call(call, target, task_id, settles))
         .buffer_unordered(concurrency)
         .collect()
         .await;
     let wall = started.elapsed();
-    let (samples, errors) = split(results);
+    let mut created = Vec::new();
+    let results: Vec<anyhow::Result<Duration>> = results
+        .into_iter()
+        .map(|result| {
+            result.map(|(took, task)| {
+                created.extend(task);
+                took
+            })
+        })
+        .collect();
+    let (samples, mut errors) = split(results);
+    // A server still working through this batch's tasks would slow the next batch down (before,
+    // the back-to-back sends met the thousand tasks of the two concurrent batches still running
+    // on Baton's worker, and nothing on the a2a-sdk, which ends each task within its batch).
+    if let Err(error) = caller.drain(target, &created).await {
+        errors.push(format!("{error:#}"));
+    }
     Batch {
         call,
         server: target.name,
