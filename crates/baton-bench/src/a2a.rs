@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::delegation::{
-    bench_dir, free_port, progress, start_dev_server, terminate, worker_command,
+    bench_dir, embedded_section, free_port, progress, start_dev_server, terminate, worker_command,
 };
 use super::measure::{Latency, cpu_seconds, load_average, per_second, round, rss_mib, split};
 use super::peer::PeerProcess;
@@ -110,6 +110,8 @@ impl Batch {
 #[derive(Debug, Clone, Serialize)]
 struct Measured {
     cold_start_ms: Option<Latency>,
+    /// Baton only: the cold start with its own embedded dev server, on a new database.
+    cold_start_embedded_ms: Option<Latency>,
     /// The worker's RSS in MB (10^6 bytes, as the reference's): once it serves its card, after
     /// a warm-up, and after every question of the run.
     rss_ready_mb: Option<f64>,
@@ -225,7 +227,7 @@ async fn run_system(
     let port = free_port()?;
     let config = dir.path().join("desk.toml");
     let toml = match system {
-        System::Baton => worker_toml(server.address(), peer_url, model_url, port),
+        System::Baton => worker_toml(&remote_section(server.address()), peer_url, model_url, port),
         System::Reference(_) => {
             reference_toml(server.address(), peer_url, model_url, port, dir.path())
         }
@@ -233,7 +235,40 @@ async fn run_system(
     std::fs::write(&config, toml)?;
     let outcome = measure(args, system, &config, port, server.pid(), peer).await;
     server.stop().await;
-    outcome
+    let mut measured = outcome?;
+    if let System::Baton = system {
+        measured.cold_start_embedded_ms =
+            Latency::of(&embedded_cold_starts(args, peer_url, model_url).await?);
+    }
+    Ok(measured)
+}
+
+/// Cold starts of `baton worker` with its own embedded dev server, each on a new database, from
+/// exec to its card served: what `baton up` from nothing costs.
+async fn embedded_cold_starts(
+    args: &A2aArgs,
+    peer_url: &str,
+    model_url: &str,
+) -> anyhow::Result<Vec<Duration>> {
+    let http = reqwest::Client::new();
+    let mut cold = Vec::new();
+    for n in 0..args.cold_starts {
+        progress(&format!(
+            "baton worker: cold start with its embedded dev server, {} of {}",
+            n + 1,
+            args.cold_starts
+        ));
+        let dir = bench_dir("baton-bench-cold-")?;
+        let port = free_port()?;
+        let config = dir.path().join("desk.toml");
+        let temporal = embedded_section(dir.path(), args.temporal_binary.as_deref())?;
+        std::fs::write(&config, worker_toml(&temporal, peer_url, model_url, port))?;
+        let url = format!("http://127.0.0.1:{port}/");
+        let (worker, took) = start_worker(&System::Baton, &config, &http, &url).await?;
+        cold.push(took);
+        terminate(worker).await;
+    }
+    Ok(cold)
 }
 
 async fn measure(
@@ -305,6 +340,7 @@ async fn measure(
     terminate(worker).await;
     Ok(Measured {
         cold_start_ms: Latency::of(&cold),
+        cold_start_embedded_ms: None,
         rss_ready_mb,
         rss_idle_mb,
         rss_after_mb,
@@ -570,6 +606,16 @@ fn print_text(report: &A2aReport) {
         measured.and_then(cold_s),
         range(q.cold_start_s),
     );
+    row(
+        "cold start with its embedded dev server, p50 (s)",
+        report
+            .baton
+            .cold_start_embedded_ms
+            .as_ref()
+            .map(|l| l.p50_ms / 1e3),
+        None,
+        "-".to_string(),
+    );
     let one_at_a_time_errors = measured.iter().flat_map(|r| &r.one_at_a_time.errors);
     for error in report
         .baton
@@ -585,16 +631,22 @@ fn print_text(report: &A2aReport) {
 }
 
 /// `baton worker`'s config: the agent `desk` with its gateway on `port`, the bench peer as
-/// `peer` (followed, since the peer ends its tasks within the create), and no rate limit.
-fn worker_toml(temporal_address: &str, peer_url: &str, model_url: &str, port: u16) -> String {
+/// `peer` (followed, since the peer ends its tasks within the create), and no rate limit; its
+/// Temporal is the TOML section `temporal`.
+fn worker_toml(temporal: &str, peer_url: &str, model_url: &str, port: u16) -> String {
     format!(
         "agents = [{{ id = \"peer\", url = \"{peer_url}\", updates = \"follow\" }}]\n\
          [agent]\nid = \"desk\"\n\
          [server]\nbind = \"127.0.0.1:{port}\"\nbase_url = \"http://127.0.0.1:{port}\"\n\
          rate_limit_per_minute = 0\nmax_concurrent_requests = 4096\n\
-         [temporal]\nmode = \"remote\"\naddress = \"{temporal_address}\"\ntls = false\n\
+         {temporal}\
          [model]\nbase_url = \"{model_url}\"\nmodel = \"bench-model\"\ntimeout = \"30s\"\n"
     )
+}
+
+/// `[temporal]` for a cluster that is already running at `address`.
+fn remote_section(address: &str) -> String {
+    format!("[temporal]\nmode = \"remote\"\naddress = \"{address}\"\ntls = false\n")
 }
 
 /// The reference's config for the same agent: `desk` on `port`, the bench peer as `peer`
@@ -630,7 +682,7 @@ mod tests {
     #[test]
     fn the_worker_config_serves_the_gateway_and_knows_the_peer() {
         let toml = worker_toml(
-            "127.0.0.1:7233",
+            &remote_section("127.0.0.1:7233"),
             "http://127.0.0.1:9000",
             "http://127.0.0.1:9001/v1",
             9002,
@@ -640,6 +692,26 @@ mod tests {
         assert_eq!(settings.agents[0].id, "peer");
         assert_eq!(settings.server.rate_limit_per_minute, 0);
         assert_eq!(settings.temporal.task_queue, "desk");
+        assert_eq!(settings.temporal.mode, baton_config::TemporalMode::Remote);
+        assert_eq!(settings.temporal.address.as_deref(), Some("127.0.0.1:7233"));
+    }
+
+    #[test]
+    fn the_cold_start_config_runs_its_own_dev_server_on_a_new_database() {
+        let section = embedded_section(Path::new("/tmp/cold"), Some(Path::new("/bin/temporal")));
+        let toml = worker_toml(
+            &section.unwrap(),
+            "http://127.0.0.1:9000",
+            "http://127.0.0.1:9001/v1",
+            9002,
+        );
+        let settings = Settings::parse(&toml, Path::new("/tmp"), &|_| None).unwrap();
+        assert_eq!(settings.temporal.mode, baton_config::TemporalMode::Embedded);
+        let embedded = &settings.temporal.embedded;
+        assert_eq!(embedded.database, Path::new("/tmp/cold/temporal.sqlite"));
+        assert_eq!(embedded.binary, Path::new("/bin/temporal"));
+        assert_eq!((embedded.port, embedded.ui_port), (0, 0));
+        assert_eq!(settings.server.rate_limit_per_minute, 0);
     }
 
     #[test]

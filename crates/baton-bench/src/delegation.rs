@@ -862,9 +862,17 @@ pub(super) async fn start_dev_server(
     Ok((server, client))
 }
 
-/// `[temporal.embedded]` for the bench's own dev server, in `dir`, on free ports.
+/// A config of the bench's own dev server, in `dir`, on free ports.
 fn embedded_toml(dir: &Path, binary: Option<&Path>) -> anyhow::Result<String> {
-    let mut toml = String::from("[agent]\nid = \"bench\"\n[temporal.embedded]\n");
+    Ok(format!(
+        "[agent]\nid = \"bench\"\n{}",
+        embedded_section(dir, binary)?
+    ))
+}
+
+/// `[temporal.embedded]` with its database in `dir`, on free ports, run by `binary`.
+pub(super) fn embedded_section(dir: &Path, binary: Option<&Path>) -> anyhow::Result<String> {
+    let mut toml = String::from("[temporal.embedded]\n");
     if let Some(binary) = binary {
         // A relative path would be resolved against the temporary directory: make it absolute.
         let binary = if binary.components().count() > 1 {
