@@ -607,7 +607,7 @@ fn print_text(report: &A2aReport) {
         range(q.cold_start_s),
     );
     row(
-        "cold start with its embedded dev server, p50 (s)",
+        "cold start, own embedded dev server, p50 (s)",
         report
             .baton
             .cold_start_embedded_ms
