@@ -52,6 +52,7 @@ use temporalio_workflow::{
 use crate::RemoteTaskWorkflow;
 use crate::activity_failure;
 use crate::event_log::EventLog;
+use crate::patches::{Patch, has_patch};
 use crate::policies;
 use baton_proto::temporal::memo::LISTED_TASK;
 use baton_proto::temporal::search_attributes::{
@@ -63,34 +64,6 @@ use baton_proto::temporal::search_attributes::{
 const MESSAGES_CARRIED: usize = 200;
 /// How long a cancelled parent waits for its stand-ins to confirm before it ends anyway.
 const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
-/// The patch that added `record_delegation_ends`, for the histories written before it.
-const DELEGATION_METRICS_PATCH: &str = "baton.delegation-metrics";
-/// The patch that lets a create under way finish after a cancel, for the histories before it.
-const CREATE_GRACE_PATCH: &str = "baton.create-grace";
-/// The patch that keeps messages that arrive during a turn for the next one, for the histories
-/// before it (which put them in the model's history at once and counted them read).
-const TURN_ORDER_PATCH: &str = "baton.turn-order";
-/// The patch that moves a parked conversation to WORKING as soon as a message arrives, for the
-/// histories before it (which stayed INPUT_REQUIRED until the next turn started).
-const WAKE_ON_MESSAGE_PATCH: &str = "baton.wake-on-message";
-/// The patch that ends a conversation left idle, for the histories before it.
-const IDLE_END_PATCH: &str = "baton.idle-end";
-/// The patch that has a failed parent cancel its open sub-tasks and log its failure, for the
-/// histories before it.
-const CLEANUP_ON_FAIL_PATCH: &str = "baton.cleanup-on-fail";
-/// The turn limit counts the turns since the last participant message, not the task's life.
-const TURNS_PER_MESSAGE_PATCH: &str = "baton.turns-per-message";
-/// Sub-tasks take answers (`reply_to_subtask`, a participant's answer through the task) and
-/// the task tells its participants of sub-tasks that wait for their authorisation.
-const SUB_TASK_ANSWERS_PATCH: &str = "baton.sub-task-answers";
-/// The model may ask the task's participants a question (`ask_participant`).
-const ASK_PARTICIPANT_PATCH: &str = "baton.ask-participant";
-/// Only a first message that arrives before the first turn starts is the brief, for the
-/// histories before it (which took a first message during the first turn as the brief too).
-const BRIEF_BEFORE_TURN_PATCH: &str = "baton.brief-before-turn";
-/// Each change of state is written where ListTasks reads it without asking the task: its
-/// timestamp in the `A2AStatusTimestamp` search attribute and its listed view in the memo.
-const LISTED_STATUS_PATCH: &str = "baton.listed-status";
 
 /// One A2A task; its workflow id is the task id. It runs model turns, delegates through
 /// stand-ins ([`RemoteTaskWorkflow`](crate::RemoteTaskWorkflow)), keeps a row per sub-task and
@@ -364,7 +337,7 @@ impl TaskWorkflow {
             // Only before the first turn starts: a first message that lands during it (a task
             // started without one) is news the model must read.
             let before_any_turn =
-                self.state == TaskState::Submitted || !ctx.patched(BRIEF_BEFORE_TURN_PATCH);
+                self.state == TaskState::Submitted || !has_patch(ctx, Patch::BriefBeforeTurn);
             let is_the_brief = self.turns == 0 && self.messages.is_empty() && before_any_turn;
             let entry = TaskMessage {
                 message_id: message.message_id.clone(),
@@ -383,8 +356,8 @@ impl TaskWorkflow {
                 self.unread_messages += 1;
                 // The task works on the message from the moment it takes it, so whoever reads
                 // it next (the sender's stream first) never sees it parked with the message in.
-                if was_parked && ctx.patched(WAKE_ON_MESSAGE_PATCH) {
-                    let lists = ctx.patched(LISTED_STATUS_PATCH);
+                if was_parked && has_patch(ctx, Patch::WakeOnMessage) {
+                    let lists = has_patch(ctx, Patch::ListedStatus);
                     if !lists
                         && let Some(update) =
                             indexed_state(&ctx.search_attributes(), TaskState::Working)
@@ -784,7 +757,7 @@ async fn take_turns(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowResult<T
                 }
             }
         }
-        let per_message = ctx.patched(TURNS_PER_MESSAGE_PATCH);
+        let per_message = has_patch(ctx, Patch::TurnsPerMessage);
         if ctx.state(|s| s.turn_limit_reached(per_message)) {
             return finish(ctx, TaskState::Failed, Some("turn limit reached".into())).await;
         }
@@ -867,7 +840,7 @@ enum Parked {
 async fn wait_for_next_message(ctx: &mut WorkflowContext<TaskWorkflow>) -> Parked {
     let idle = ctx.state(|s| s.input.limits.idle_timeout_secs);
     let arrived = |s: &TaskWorkflow| s.unread_messages > 0 || s.cancel_reason.is_some();
-    let woke = if idle > 0 && ctx.patched(IDLE_END_PATCH) {
+    let woke = if idle > 0 && has_patch(ctx, Patch::IdleEnd) {
         let mut timer = std::pin::pin!(ctx.timer(std::time::Duration::from_secs(idle)));
         let woke = select! {
             woke = ctx.wait_condition(arrived) => Some(woke),
@@ -917,7 +890,7 @@ fn record_state(
 ) {
     let now = ctx.workflow_time();
     let task_id = ctx.workflow_id().to_string();
-    let lists = ctx.patched(LISTED_STATUS_PATCH);
+    let lists = has_patch(ctx, Patch::ListedStatus);
     if !lists && let Some(update) = indexed_state(&ctx.search_attributes(), state) {
         ctx.upsert_search_attributes([update]);
     }
@@ -984,7 +957,7 @@ async fn record_delegation_ends(ctx: &mut WorkflowContext<TaskWorkflow>) {
         return;
     }
     let ended = ctx.state_mut(|s| std::mem::take(&mut s.ended));
-    if !ctx.patched(DELEGATION_METRICS_PATCH) {
+    if !has_patch(ctx, Patch::DelegationMetrics) {
         return;
     }
     ctx.execute_local_activity(
@@ -1020,7 +993,7 @@ async fn model_turn(
     if ctx.state(|s| s.state) != TaskState::Working {
         set_state(ctx, TaskState::Working, None);
     }
-    let keeps_order = ctx.patched(TURN_ORDER_PATCH);
+    let keeps_order = has_patch(ctx, Patch::TurnOrder);
     let request = ctx.state_mut(|s| {
         s.take_arrived_messages();
         if keeps_order {
@@ -1128,10 +1101,10 @@ async fn run_tool_call(
             available: Vec::new(),
         });
     }
-    if call.name == REPLY_TO_SUBTASK && ctx.patched(SUB_TASK_ANSWERS_PATCH) {
+    if call.name == REPLY_TO_SUBTASK && has_patch(ctx, Patch::SubTaskAnswers) {
         return answer_sub_task(ctx, call).await;
     }
-    if call.name == ASK_PARTICIPANT && ctx.patched(ASK_PARTICIPANT_PATCH) {
+    if call.name == ASK_PARTICIPANT && has_patch(ctx, Patch::AskParticipant) {
         return match validate_ask(&call.arguments) {
             Ok(question) => {
                 ctx.state_mut(|s| {
@@ -1284,8 +1257,8 @@ async fn send_answer(
 async fn wait_for_sub_tasks(ctx: &mut WorkflowContext<TaskWorkflow>) {
     // A participant's message wakes a waiting task too, so it is answered before the sub-tasks
     // end (histories before the patch waited for a note).
-    let messages_wake = ctx.patched(TURN_ORDER_PATCH);
-    let answers = ctx.patched(SUB_TASK_ANSWERS_PATCH);
+    let messages_wake = has_patch(ctx, Patch::TurnOrder);
+    let answers = has_patch(ctx, Patch::SubTaskAnswers);
     let for_the_model = move |s: &TaskWorkflow| {
         !s.pending_notes.is_empty()
             || s.cancel_reason.is_some()
@@ -1518,7 +1491,7 @@ async fn create_remote_task(
         _ = ctx.cancelled() => {},
         _ = ctx.wait_condition(|s: &TaskWorkflow| s.cancel_reason.is_some()) => {},
     };
-    if !ctx.patched(CREATE_GRACE_PATCH) {
+    if !has_patch(ctx, Patch::CreateGrace) {
         // Histories written before the grace period cut the create at once.
         token.cancel();
         return create.await;
@@ -1696,7 +1669,7 @@ async fn finish(
     let status_message = (state != TaskState::Completed)
         .then(|| message.clone())
         .flatten();
-    let cleans_up = state == TaskState::Failed && ctx.patched(CLEANUP_ON_FAIL_PATCH);
+    let cleans_up = state == TaskState::Failed && has_patch(ctx, Patch::CleanupOnFail);
     if cleans_up {
         // A failed parent leaves nothing running: its open sub-tasks are cancelled first.
         let reason = format!(

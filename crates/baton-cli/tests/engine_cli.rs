@@ -315,6 +315,21 @@ async fn the_documented_cli_example_starts_queries_and_shows_a_task() {
     assert_eq!(started[0]["workflowType"]["name"], "TaskWorkflow");
     assert_eq!(payload_json(&started[0]["input"]["payloads"][0]), given);
 
+    // A new task records one patch, for every patch at once (workflows/src/patches.rs): one
+    // `TemporalChangeVersion` upsert for visibility to index, not one per patch.
+    let versions: Vec<Value> = events_of(&events, "upsertWorkflowSearchAttributesEventAttributes")
+        .iter()
+        .filter_map(|upsert| {
+            upsert["searchAttributes"]["indexedFields"].get("TemporalChangeVersion")
+        })
+        .map(payload_json)
+        .collect();
+    assert_eq!(
+        versions,
+        [serde_json::json!(["baton.every-patch-2026-12"])],
+        "{events:#?}"
+    );
+
     let scheduled = events_of(&events, "activityTaskScheduledEventAttributes");
     let types: Vec<&str> = scheduled
         .iter()

@@ -49,7 +49,7 @@ fn as_args(paths: &[PathBuf]) -> Vec<&str> {
 #[test]
 fn the_committed_histories_replay_on_this_build() {
     let files = committed_histories();
-    assert!(files.len() >= 40, "{files:?}");
+    assert!(files.len() >= 49, "{files:?}");
     // Generation 2 records the delegation metrics (a patch marker and a local activity), which
     // generation 1, written before them, does not have; generation 3 also records the turn
     // order and the idle end of a conversation (two more patch markers). All must replay.
@@ -89,6 +89,8 @@ fn the_committed_histories_replay_on_this_build() {
         !opened.contains(r#""update_id""#),
         "opened without an update"
     );
+    // Generation 6 records one patch marker for all of them (workflows/src/patches.rs).
+    assert_eq!(markers("6"), (1, true));
     let output = replay(&as_args(&files));
     let text = stdout(&output);
     assert_eq!(output.status.code(), Some(0), "{text}");
