@@ -142,6 +142,50 @@ async fn a_killed_server_is_started_again_and_one_that_keeps_dying_is_given_up()
     assert!(children_of(baton_pid).is_empty());
 }
 
+/// A server stopped from outside Baton (SIGTERM, as an operator or a service manager stopping
+/// the whole group sends it) is not started again: `baton temporal serve` exits with an error
+/// that says so, instead of undoing the stop.
+#[tokio::test]
+async fn a_server_stopped_from_outside_is_not_started_again() {
+    let state = tempfile::tempdir().unwrap();
+    let [port] = free_ports();
+    let config = state.path().join("baton.toml");
+    std::fs::write(&config, embedded_config(state.path(), port, "")).unwrap();
+    let mut serve = tokio::process::Command::new(baton())
+        .args(["temporal", "serve", "--config"])
+        .arg(&config)
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let logged = read_lines(serve.stderr.take().unwrap());
+    let mut stdout = BufReader::new(serve.stdout.take().unwrap()).lines();
+    within("the Web UI line", HANG_GUARD, async {
+        while let Some(line) = stdout.next_line().await.unwrap() {
+            if line.starts_with("Web UI:") {
+                break;
+            }
+        }
+    })
+    .await;
+    let baton_pid = serve.id().unwrap();
+    let server = server_of(baton_pid);
+    let stopped = std::process::Command::new("kill")
+        .args(["-TERM", &server.to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let status = within("baton to stop", HANG_GUARD, serve.wait())
+        .await
+        .unwrap();
+    assert!(!status.success(), "{status}");
+    let text = logged.lock().unwrap().join("\n");
+    assert!(text.contains("stopped from outside Baton"), "{text}");
+    assert_eq!(count(&logged, "starting it again"), 0, "{text}");
+}
+
 /// `baton worker` on the embedded server: the server is killed while a task's model call is in
 /// flight; the worker starts it again and keeps running, and the task ends with the model's
 /// answer, which it gives only after the restart. Killed three more times, the server is given

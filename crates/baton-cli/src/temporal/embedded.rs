@@ -240,18 +240,14 @@ impl Drop for EmbeddedServer {
     }
 }
 
-/// The server died more often than it may be started again.
+/// The server is gone and is not started again: it was stopped from outside Baton, or died
+/// more often than it may be started again.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error(
-    "the embedded Temporal server died {exits} times in {window:?} and is not started again; \
-     the last time: {why}. Its log ({log}) ends with:\n{tail}"
+    "the embedded Temporal server is not started again: {why}. Its log ({log}) ends with:\n{tail}"
 )]
 pub struct ServerLost {
-    /// How many times it died within the window.
-    pub exits: usize,
-    /// RESTART_WINDOW.
-    pub window: Duration,
-    /// How it exited, or why the last start failed.
+    /// Why, with how it last exited (or why the last start failed).
     pub why: String,
     /// The server's log file.
     pub log: PathBuf,
@@ -372,20 +368,32 @@ async fn supervise(
 ) {
     let mut budget = RestartBudget::default();
     loop {
-        let mut why = tokio::select! {
+        let status = tokio::select! {
             _ = &mut stop => {
                 terminate(child, &process, STOP_GRACE).await;
                 return;
             }
-            status = child.wait() => exit_text(status),
+            status = child.wait() => status,
         };
         process.forget();
+        let asked_to_stop = status.as_ref().is_ok_and(stopped_on_request);
+        let mut why = exit_text(status);
         loop {
             let tail = log_tail(&launch.log);
-            if !budget.allows_another(Instant::now()) {
+            let given_up = if asked_to_stop {
+                // Someone outside Baton stopped it (an operator, or a service manager stopping
+                // the whole group with Baton): starting it again would undo their stop.
+                Some(format!("it was stopped from outside Baton ({why})"))
+            } else if !budget.allows_another(Instant::now()) {
+                Some(format!(
+                    "it died {} times in {RESTART_WINDOW:?}, the last time: {why}",
+                    budget.exits()
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = given_up {
                 let server_lost = ServerLost {
-                    exits: budget.exits(),
-                    window: RESTART_WINDOW,
                     why,
                     log: launch.log.clone(),
                     tail,
@@ -517,6 +525,14 @@ async fn terminate(mut child: Child, process: &ProcessSlot, grace: Duration) {
 fn signal_group(pid: u32, signal: libc::c_int) {
     // SAFETY: kill(2) with a negative pid signals the process group we created for the server.
     unsafe { libc::kill(-(pid as libc::pid_t), signal) };
+}
+
+/// Whether the server exited because it was asked to: SIGTERM or SIGINT, which it handles by
+/// shutting down (and exiting 0 or by the signal). A crash, a panic or SIGKILL (the OOM killer)
+/// is not a request.
+fn stopped_on_request(status: &ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    status.success() || matches!(status.signal(), Some(libc::SIGTERM | libc::SIGINT))
 }
 
 fn exit_text(status: std::io::Result<ExitStatus>) -> String {
@@ -778,6 +794,17 @@ mod tests {
             assert!(budget.allows_another(start + Duration::from_secs(3600 * hour)));
         }
         assert_eq!(budget.exits(), 1);
+    }
+
+    #[test]
+    fn a_stop_asked_for_is_not_a_death_to_recover_from() {
+        use std::os::unix::process::ExitStatusExt;
+        // A wait status: the low byte holds the signal, the next the exit code.
+        assert!(stopped_on_request(&ExitStatus::from_raw(libc::SIGTERM)));
+        assert!(stopped_on_request(&ExitStatus::from_raw(libc::SIGINT)));
+        assert!(stopped_on_request(&ExitStatus::from_raw(0)));
+        assert!(!stopped_on_request(&ExitStatus::from_raw(libc::SIGKILL)));
+        assert!(!stopped_on_request(&ExitStatus::from_raw(2 << 8)));
     }
 
     #[test]
