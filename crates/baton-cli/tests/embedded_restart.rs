@@ -61,27 +61,7 @@ fn temporal_cli(port: u16, args: &[&str]) -> bool {
 async fn a_killed_server_is_started_again_and_one_that_keeps_dying_is_given_up() {
     let state = tempfile::tempdir().unwrap();
     let [port] = free_ports();
-    let config = state.path().join("baton.toml");
-    std::fs::write(&config, embedded_config(state.path(), port, "")).unwrap();
-    let mut serve = tokio::process::Command::new(baton())
-        .args(["temporal", "serve", "--config"])
-        .arg(&config)
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let logged = read_lines(serve.stderr.take().unwrap());
-    let mut stdout = BufReader::new(serve.stdout.take().unwrap()).lines();
-    within("the Web UI line", HANG_GUARD, async {
-        while let Some(line) = stdout.next_line().await.unwrap() {
-            if line.starts_with("Web UI:") {
-                break;
-            }
-        }
-    })
-    .await;
+    let (mut serve, logged) = temporal_serve(state.path(), port).await;
     let baton_pid = serve.id().unwrap();
     assert!(temporal_cli(
         port,
@@ -149,27 +129,7 @@ async fn a_killed_server_is_started_again_and_one_that_keeps_dying_is_given_up()
 async fn a_server_stopped_from_outside_is_not_started_again() {
     let state = tempfile::tempdir().unwrap();
     let [port] = free_ports();
-    let config = state.path().join("baton.toml");
-    std::fs::write(&config, embedded_config(state.path(), port, "")).unwrap();
-    let mut serve = tokio::process::Command::new(baton())
-        .args(["temporal", "serve", "--config"])
-        .arg(&config)
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let logged = read_lines(serve.stderr.take().unwrap());
-    let mut stdout = BufReader::new(serve.stdout.take().unwrap()).lines();
-    within("the Web UI line", HANG_GUARD, async {
-        while let Some(line) = stdout.next_line().await.unwrap() {
-            if line.starts_with("Web UI:") {
-                break;
-            }
-        }
-    })
-    .await;
+    let (mut serve, logged) = temporal_serve(state.path(), port).await;
     let baton_pid = serve.id().unwrap();
     let server = server_of(baton_pid);
     let stopped = std::process::Command::new("kill")
@@ -274,6 +234,33 @@ async fn a_task_running_when_the_server_dies_ends_with_its_answer() {
         "the error says why"
     );
     assert!(children_of(baton_pid).is_empty(), "no server left behind");
+}
+
+/// `baton temporal serve` on an embedded server in `state` on `port`, once it has printed its
+/// Web UI line; and the lines it logs.
+async fn temporal_serve(state: &Path, port: u16) -> (tokio::process::Child, Lines) {
+    let config = state.join("baton.toml");
+    std::fs::write(&config, embedded_config(state, port, "")).unwrap();
+    let mut serve = tokio::process::Command::new(baton())
+        .args(["temporal", "serve", "--config"])
+        .arg(&config)
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let logged = read_lines(serve.stderr.take().unwrap());
+    let mut stdout = BufReader::new(serve.stdout.take().unwrap()).lines();
+    within("the Web UI line", HANG_GUARD, async {
+        while let Some(line) = stdout.next_line().await.unwrap() {
+            if line.starts_with("Web UI:") {
+                break;
+            }
+        }
+    })
+    .await;
+    (serve, logged)
 }
 
 type Lines = Arc<Mutex<Vec<String>>>;
