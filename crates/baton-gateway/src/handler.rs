@@ -31,7 +31,8 @@ use temporalio_client::errors::{
 };
 use temporalio_client::{
     Client, WorkflowCancelOptions, WorkflowDescribeOptions, WorkflowExecuteUpdateOptions,
-    WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowQueryOptions, WorkflowStartOptions,
+    WorkflowExecutionStatus, WorkflowGetResultOptions, WorkflowIdConflictPolicy,
+    WorkflowIdReusePolicy, WorkflowQueryOptions, WorkflowStartOptions,
     WorkflowUpdateWithStartOptions,
 };
 use temporalio_common::search_attributes::SearchAttributes;
@@ -90,6 +91,11 @@ pub struct TemporalHandler {
     /// The listings ListTasks serves again for a moment.
     pub(crate) listings: ListingCache,
 }
+
+/// How long a read of the task waits on its query before it also reads the result of a task
+/// that has ended. A worker that holds the task answers in milliseconds, one that replays it in
+/// tens of them; past a second it is most likely stopped or swamped.
+const ENDED_READ_AFTER: Duration = Duration::from_secs(1);
 
 /// How long a CancelTask waits for the task to confirm it was cancelled.
 const CANCEL_WAIT: Duration = Duration::from_secs(60);
@@ -546,9 +552,44 @@ impl TemporalHandler {
         Ok(push_configs::from_a2a(req, id, &self.config.deployment))
     }
 
+    /// The task, as its `task` query answers. A query is answered by a worker, which replays
+    /// the task; a task that has ended is also its workflow's result, which Temporal holds
+    /// without any worker. So when the query has not answered within [`ENDED_READ_AFTER`] (or
+    /// half the call timeout, if that is shorter), the result is read too, and the first of
+    /// the two to answer is the view: an ended task reads in about a second with its workers
+    /// stopped or busy, where the query alone would fail after the call timeout.
     pub(crate) async fn view(&self, task_id: &str) -> Result<TaskView, A2AError> {
-        self.query_task(task_id, task_workflow::TASK, (), "reading the task")
-            .await
+        let query = self.query_task(task_id, task_workflow::TASK, (), "reading the task");
+        let mut query = std::pin::pin!(query);
+        let hedge_after = ENDED_READ_AFTER.min(self.config.temporal_timeout / 2);
+        if let Ok(answer) = tokio::time::timeout(hedge_after, query.as_mut()).await {
+            return answer;
+        }
+        tokio::select! {
+            answer = query.as_mut() => answer,
+            Some(view) = self.ended_view(task_id) => Ok(view),
+        }
+    }
+
+    /// The view task `task_id` ended with, from its workflow's result; `None` while it runs (a
+    /// run that continued as new is not an end), when it ended without one (terminated,
+    /// timed out), or when Temporal does not answer in time.
+    async fn ended_view(&self, task_id: &str) -> Option<TaskView> {
+        let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
+        let describe = handle.describe(WorkflowDescribeOptions::default());
+        let described = tokio::time::timeout(self.config.temporal_timeout, describe).await;
+        if !matches!(&described, Ok(Ok(d)) if d.status() == WorkflowExecutionStatus::Completed) {
+            return None;
+        }
+        let result = handle.get_result(
+            WorkflowGetResultOptions::builder()
+                .follow_runs(false)
+                .build(),
+        );
+        match tokio::time::timeout(self.config.temporal_timeout, result).await {
+            Ok(Ok(view)) => Some(view),
+            _ => None,
+        }
     }
 
     /// The task's events from `cursor`; `None` when Temporal did not answer within the call
