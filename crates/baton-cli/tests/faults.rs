@@ -973,6 +973,17 @@ async fn tasks_are_listed_from_visibility_alone_even_with_no_worker_to_ask() {
     )
     .await;
     assert_eq!(unqueried["result"], reads[0], "{unqueried}");
+    let cancel = a2a_rpc(
+        &rpc,
+        "CancelTask",
+        json!({"id": task_ids[1]}),
+        Some("alice"),
+    )
+    .await;
+    assert_eq!(
+        cancel["error"]["code"], -32002,
+        "TaskNotCancelable: {cancel}"
+    );
     assert_eq!(list(json!({})).await, listed);
     let newer = list(json!({"statusTimestampAfter": since_first})).await;
     let ids: Vec<&str> = newer["result"]["tasks"]

@@ -36,7 +36,7 @@ use temporalio_client::{
     WorkflowUpdateWithStartOptions,
 };
 use temporalio_common::search_attributes::SearchAttributes;
-use temporalio_common::{QueryDefinition, UpdateDefinition};
+use temporalio_common::{QueryDefinition, UpdateDefinition, WorkflowDefinition};
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::a2a_task::{events_of, task_of};
@@ -573,12 +573,16 @@ impl TemporalHandler {
 
     /// The view task `task_id` ended with, from its workflow's result; `None` while it runs (a
     /// run that continued as new is not an end), when it ended without one (terminated,
-    /// timed out), or when Temporal does not answer in time.
+    /// timed out), when the id is another workflow's (a stand-in's), or when Temporal does not
+    /// answer in time.
     async fn ended_view(&self, task_id: &str) -> Option<TaskView> {
         let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
         let describe = handle.describe(WorkflowDescribeOptions::default());
         let described = tokio::time::timeout(self.config.temporal_timeout, describe).await;
-        if !matches!(&described, Ok(Ok(d)) if d.status() == WorkflowExecutionStatus::Completed) {
+        let ended_task = matches!(&described, Ok(Ok(d))
+            if d.workflow_type() == TaskWorkflow.name()
+                && d.status() == WorkflowExecutionStatus::Completed);
+        if !ended_task {
             return None;
         }
         let result = handle.get_result(
