@@ -93,7 +93,7 @@ pub struct TemporalHandler {
 }
 
 /// How long a read of the task waits on its query before it also reads the result of a task
-/// that has ended. A worker that holds the task answers in milliseconds, one that replays it in
+/// that has completed. A worker that holds the task answers in milliseconds, one that replays it in
 /// tens of them; past a second it is most likely stopped or swamped.
 const ENDED_READ_AFTER: Duration = Duration::from_secs(1);
 
@@ -553,8 +553,8 @@ impl TemporalHandler {
     }
 
     /// The task, as its `task` query answers. A query is answered by a worker, which replays
-    /// the task; a task that has ended is also its workflow's result, which Temporal holds
-    /// without any worker. So when the query has not answered within [`ENDED_READ_AFTER`] (or
+    /// the task; a task that has ended COMPLETED is also its workflow's result, which Temporal
+    /// holds without any worker. So when the query has not answered within [`ENDED_READ_AFTER`] (or
     /// half the call timeout, if that is shorter), the result is read too, and the first of
     /// the two to answer is the view: an ended task reads in about a second with its workers
     /// stopped or busy, where the query alone would fail after the call timeout.
@@ -572,8 +572,8 @@ impl TemporalHandler {
     }
 
     /// The view task `task_id` ended with, from its workflow's result; `None` while it runs (a
-    /// run that continued as new is not an end), when it ended without one (terminated,
-    /// timed out), when the id is another workflow's (a stand-in's), or when Temporal does not
+    /// run that continued as new is not an end), when it ended without one (a task that ends
+    /// FAILED or CANCELED fails or cancels its workflow; terminated, timed out), when the id is another workflow's (a stand-in's), or when Temporal does not
     /// answer in time.
     async fn ended_view(&self, task_id: &str) -> Option<TaskView> {
         let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
