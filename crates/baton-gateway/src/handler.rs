@@ -31,8 +31,8 @@ use temporalio_client::errors::{
 };
 use temporalio_client::{
     Client, WorkflowCancelOptions, WorkflowDescribeOptions, WorkflowExecuteUpdateOptions,
-    WorkflowExecutionStatus, WorkflowGetResultOptions, WorkflowIdConflictPolicy,
-    WorkflowIdReusePolicy, WorkflowQueryOptions, WorkflowStartOptions,
+    WorkflowExecutionDescription, WorkflowExecutionStatus, WorkflowGetResultOptions,
+    WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowQueryOptions, WorkflowStartOptions,
     WorkflowUpdateWithStartOptions,
 };
 use temporalio_common::search_attributes::SearchAttributes;
@@ -454,12 +454,18 @@ impl TemporalHandler {
 
     /// Whether Temporal has a workflow with this id, within the call timeout.
     async fn exists(&self, task_id: &str) -> bool {
+        self.described(task_id).await.is_some()
+    }
+
+    /// Temporal's description of the workflow with this id; `None` when it has none or did not
+    /// answer within the call timeout.
+    async fn described(&self, task_id: &str) -> Option<WorkflowExecutionDescription> {
         let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
         let describe = handle.describe(WorkflowDescribeOptions::default());
-        matches!(
-            tokio::time::timeout(self.config.temporal_timeout, describe).await,
-            Ok(Ok(_))
-        )
+        tokio::time::timeout(self.config.temporal_timeout, describe)
+            .await
+            .ok()?
+            .ok()
     }
 
     /// `call`, bounded by the call timeout.
@@ -576,15 +582,14 @@ impl TemporalHandler {
     /// FAILED or CANCELED fails or cancels its workflow; terminated, timed out), when the id is another workflow's (a stand-in's), or when Temporal does not
     /// answer in time.
     async fn ended_view(&self, task_id: &str) -> Option<TaskView> {
-        let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
-        let describe = handle.describe(WorkflowDescribeOptions::default());
-        let described = tokio::time::timeout(self.config.temporal_timeout, describe).await;
-        let ended_task = matches!(&described, Ok(Ok(d))
-            if d.workflow_type() == TaskWorkflow.name()
-                && d.status() == WorkflowExecutionStatus::Completed);
+        let ended_task = self.described(task_id).await.is_some_and(|d| {
+            d.workflow_type() == TaskWorkflow.name()
+                && d.status() == WorkflowExecutionStatus::Completed
+        });
         if !ended_task {
             return None;
         }
+        let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
         let result = handle.get_result(
             WorkflowGetResultOptions::builder()
                 .follow_runs(false)
