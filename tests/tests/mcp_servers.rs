@@ -245,3 +245,52 @@ async fn servers_that_cannot_be_honoured_stop_the_worker_naming_the_entry() {
         "mcp[1] (orders-again): its tool get_order has the name of a tool of mcp[0] (orders); list the tools to offer in mcp[1] (orders-again).tools"
     );
 }
+
+/// The example's orders server started through `sh`, which writes the server's pid to `pid_file`
+/// before it becomes the server.
+fn orders_spec_writing_its_pid(
+    id: &str,
+    pid_file: &std::path::Path,
+) -> baton_config::McpServerSpec {
+    let mut spec = example_orders_spec();
+    spec.id = id.to_string();
+    spec.transport = baton_config::McpTransport::Stdio {
+        command: "sh".into(),
+        args: vec![
+            "-c".into(),
+            format!(
+                "echo $$ > {}; exec python3 orders_mcp.py orders.json",
+                pid_file.display()
+            ),
+        ],
+        directory: baton_tests::workspace().join("examples/delegation"),
+        withheld_env: Vec::new(),
+    };
+    spec
+}
+
+#[tokio::test]
+async fn a_refused_start_leaves_no_stdio_server_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let accepted = dir.path().join("accepted.pid");
+    let refused = dir.path().join("refused.pid");
+    let mut second = orders_spec_writing_its_pid("more-orders", &refused);
+    second.tools = Some(vec!["refund".into()]);
+    let error = McpServers::connect(&[orders_spec_writing_its_pid("orders", &accepted), second])
+        .await
+        .err()
+        .expect("refused");
+    assert!(
+        error.starts_with("mcp[1] (more-orders): the server lists no tool refund"),
+        "{error}"
+    );
+    for pid_file in [accepted, refused] {
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let process = std::path::Path::new("/proc").join(pid.trim());
+        assert!(
+            !process.exists(),
+            "{} is still running after the refusal",
+            pid_file.display()
+        );
+    }
+}

@@ -14,6 +14,13 @@ pub fn error_line(error: &anyhow::Error) -> String {
     said.join(": ")
 }
 
+/// Prints `error: <line>` to stderr in one write, so that a child process writing to the same
+/// stderr (an MCP server, the embedded Temporal server) cannot split the line.
+pub fn print_error_line(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(format!("error: {line}\n").as_bytes());
+}
+
 #[cfg(test)]
 mod tests {
     use super::error_line;

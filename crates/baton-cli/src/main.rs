@@ -141,7 +141,7 @@ async fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {}", baton_cli::error_report::error_line(&error));
+            baton_cli::error_report::print_error_line(&baton_cli::error_report::error_line(&error));
             ExitCode::FAILURE
         }
     }

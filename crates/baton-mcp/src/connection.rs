@@ -90,11 +90,13 @@ pub(crate) async fn open_and_list(
     spec: &McpServerSpec,
 ) -> Result<(Connection, Vec<ListedTool>), String> {
     let connection = open(spec).await?;
-    let tools = connection
-        .service
-        .list_all_tools()
-        .await
-        .map_err(|error| format!("could not list its tools: {error}"))?;
+    let tools = match connection.service.list_all_tools().await {
+        Ok(tools) => tools,
+        Err(error) => {
+            connection.close().await;
+            return Err(format!("could not list its tools: {error}"));
+        }
+    };
     let listed = tools
         .into_iter()
         .map(|tool| {

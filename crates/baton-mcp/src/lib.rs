@@ -104,9 +104,21 @@ impl McpServers {
     }
 
     /// Connects to every server and lists its tools. Any server that cannot be reached within
-    /// [`CONNECT_TIMEOUT`], or whose tools cannot be offered, is an error naming its entry.
+    /// [`CONNECT_TIMEOUT`], or whose tools cannot be offered, is an error naming its entry; the
+    /// servers already started are stopped before it is returned, so no stdio server outlives a
+    /// worker that refused to start.
     pub async fn connect(specs: &[McpServerSpec]) -> Result<McpServers, String> {
-        let mut servers = Vec::new();
+        let mut servers = McpServers::none();
+        match servers.connect_each(specs).await {
+            Ok(()) => Ok(servers),
+            Err(error) => {
+                servers.close().await;
+                Err(error)
+            }
+        }
+    }
+
+    async fn connect_each(&mut self, specs: &[McpServerSpec]) -> Result<(), String> {
         let mut offered = Vec::new();
         for (index, spec) in specs.iter().enumerate() {
             let entry = format!("mcp[{index}] ({})", spec.id);
@@ -121,6 +133,11 @@ impl McpServers {
                         )
                     })?
                     .map_err(|error| format!("{entry}: {error}"))?;
+            self.servers.push(Server {
+                spec: spec.clone(),
+                entry: entry.clone(),
+                connection: Mutex::new(Some(connection)),
+            });
             let tools = offered_tools(&entry, &spec.id, listed, spec.tools.as_deref())?;
             tracing::info!(
                 server = %spec.id,
@@ -128,15 +145,11 @@ impl McpServers {
                 "MCP server connected: {}",
                 spec.transport.describe()
             );
-            offered.push((entry.clone(), tools));
-            servers.push(Server {
-                spec: spec.clone(),
-                entry,
-                connection: Mutex::new(Some(connection)),
-            });
+            offered.push((entry, tools));
         }
-        let tools = all_tools(offered)?;
-        let server_of = tools
+        self.tools = all_tools(offered)?;
+        self.server_of = self
+            .tools
             .iter()
             .map(|tool| {
                 let index = specs
@@ -146,11 +159,7 @@ impl McpServers {
                 (tool.name.clone(), index)
             })
             .collect();
-        Ok(McpServers {
-            servers,
-            tools,
-            server_of,
-        })
+        Ok(())
     }
 
     /// The tools offered, in the file's order of servers and each server's order of tools.

@@ -149,7 +149,7 @@ pub async fn run(command: TaskCommand) -> anyhow::Result<ExitCode> {
     match run_command(command).await {
         Ok(code) => Ok(code),
         Err(error) => {
-            eprintln!("error: {error:#}");
+            crate::error_report::print_error_line(&format!("{error:#}"));
             Ok(ExitCode::from(2))
         }
     }
