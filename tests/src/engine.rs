@@ -79,7 +79,10 @@ impl TestTemporal {
             .start_workflow(
                 TaskWorkflow::run,
                 baton_proto::TaskStart::from(input),
-                WorkflowStartOptions::new(task_queue, task_id).build(),
+                // As the gateway starts a task.
+                WorkflowStartOptions::new(task_queue, task_id)
+                    .task_timeout(baton_proto::temporal::task_workflow::WORKFLOW_TASK_TIMEOUT)
+                    .build(),
             )
             .await
             .expect("starting the TaskWorkflow");

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use baton_proto::temporal::task_workflow;
 use baton_tests::engine::{GatewayProcess, TestTemporal, WorkerConfig, WorkerProcess};
 use baton_tests::fake_model::{FakeModel, Scripted, reply};
 use baton_tests::oidc_issuer::OidcIssuer;
@@ -20,7 +21,7 @@ fn replies(n: usize) -> Vec<Scripted> {
 }
 
 struct Agent {
-    _temporal: TestTemporal,
+    temporal: TestTemporal,
     model: FakeModel,
     _worker: WorkerProcess,
     url: String,
@@ -33,7 +34,7 @@ async fn agent() -> Agent {
     let url = config.base_url.clone().unwrap();
     let worker = WorkerProcess::start(baton(), &config.render()).await;
     Agent {
-        _temporal: temporal,
+        temporal,
         model,
         _worker: worker,
         url,
@@ -320,6 +321,10 @@ async fn return_immediately_answers_once_the_task_exists_and_subscribe_follows_i
     let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
     let parked = wait_state(&alice, &task_id, "TASK_STATE_INPUT_REQUIRED").await;
     assert_eq!(parked["id"], task_id.as_str());
+    assert_eq!(
+        workflow_task_timeout(&agent.temporal, &task_id).await,
+        task_workflow::WORKFLOW_TASK_TIMEOUT
+    );
 
     let mut follower =
         SdkClient::new(&agent.url, "JSONRPC", "alice").open("subscribe", &["--task-id", &task_id]);
@@ -333,6 +338,21 @@ async fn return_immediately_answers_once_the_task_exists_and_subscribe_follows_i
         "TASK_STATE_CANCELED",
         "the subscription ends at the terminal state: {events:?}"
     );
+}
+
+/// How long Temporal gives a worker for each workflow task of the workflow `id`.
+async fn workflow_task_timeout(temporal: &TestTemporal, id: &str) -> Duration {
+    let described = temporal
+        .client
+        .get_workflow_handle::<temporalio_client::UntypedWorkflow>(id)
+        .describe(temporalio_client::WorkflowDescribeOptions::default())
+        .await
+        .unwrap();
+    let config = described.raw().execution_config.clone().unwrap();
+    config
+        .default_workflow_task_timeout
+        .and_then(|timeout| Duration::try_from(timeout).ok())
+        .unwrap()
 }
 
 async fn wait_state(client: &SdkClient, task_id: &str, wanted: &str) -> Value {
@@ -361,6 +381,10 @@ async fn a_gateway_restart_loses_nothing() {
         .await
         .unwrap();
     assert_eq!(described.static_summary(), Some("Remember me (from alice)"));
+    assert_eq!(
+        workflow_task_timeout(&temporal, &task_id).await,
+        task_workflow::WORKFLOW_TASK_TIMEOUT
+    );
 
     // The gateway (and the worker with it) goes away and comes back: all state is in Temporal.
     worker.kill().await;

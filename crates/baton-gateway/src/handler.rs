@@ -324,6 +324,7 @@ impl TemporalHandler {
                     .id_reuse_policy(WorkflowIdReusePolicy::RejectDuplicate)
                     .maybe_search_attributes(indexed)
                     .static_summary(summary)
+                    .task_timeout(task_workflow::WORKFLOW_TASK_TIMEOUT)
                     .build();
             let arrival = self.open(&task_id, input, inbox, options).await?;
             return Ok(Delivered {
@@ -340,6 +341,7 @@ impl TemporalHandler {
         .id_reuse_policy(WorkflowIdReusePolicy::RejectDuplicate)
         .maybe_search_attributes(indexed)
         .static_summary(summary)
+        .task_timeout(task_workflow::WORKFLOW_TASK_TIMEOUT)
         .build();
         let started = self.client.execute_update_with_start_workflow(
             TaskWorkflow,
