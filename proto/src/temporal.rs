@@ -55,12 +55,13 @@ pub mod task_workflow {
     use super::*;
 
     /// How long Temporal waits for a worker to finish one workflow task of a task before it
-    /// gives the task to a worker again (Temporal's default is 10 s). The Rust SDK (sdk-core
-    /// 0.10) can lose a workflow task when a query reaches the worker while that task waits on a
-    /// local activity: the task then ends only by this timeout (docs/performance.md, "A stall
-    /// in about one delegation in 2,000"). Baton's workflow tasks take 21 ms at the median and
-    /// at most about 1.2 s on a saturated 2-core machine; runs continue as new before their
-    /// history grows long enough to take seconds to replay.
+    /// gives the task to a worker again (Temporal's default is 10 s). sdk-core 0.10, which
+    /// temporalio-sdk 1.1.1 pins, can lose a workflow task when a query reaches the worker while
+    /// that task waits on a local activity: the task then ends only by this timeout
+    /// (docs/performance.md, "A lost workflow task in one delegation in a few thousand").
+    /// Baton's workflow tasks take tens of milliseconds, at most 2.9 s seen on a 2-core machine
+    /// that was also building; runs continue as new before their history is long enough to
+    /// take seconds to replay.
     pub const WORKFLOW_TASK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
     /// What the task looks like now.

@@ -73,6 +73,22 @@ impl TestTemporal {
         self.server.as_ref().unwrap().address()
     }
 
+    /// How long Temporal gives a worker for each workflow task of the workflow `id`'s current
+    /// run.
+    pub async fn workflow_task_timeout(&self, id: &str) -> Duration {
+        let described = self
+            .client
+            .get_workflow_handle::<UntypedWorkflow>(id)
+            .describe(temporalio_client::WorkflowDescribeOptions::default())
+            .await
+            .expect("describing the workflow");
+        let config = described.raw().execution_config.clone();
+        config
+            .and_then(|config| config.default_workflow_task_timeout)
+            .and_then(|timeout| Duration::try_from(timeout).ok())
+            .expect("a workflow task timeout")
+    }
+
     /// Starts a `TaskWorkflow` with id `task_id` on `task_queue`.
     pub async fn start_task(&self, task_queue: &str, task_id: &str, input: TaskInput) {
         self.client

@@ -237,18 +237,9 @@ async fn the_parent_and_the_stand_in_continue_as_new_and_carry_everything() {
     assert!(runs.len() >= 2, "the parent rolled over: {runs:?}");
     assert!(runs.contains(&WorkflowExecutionStatus::ContinuedAsNew));
     // The run it continued as keeps the first run's workflow task timeout.
-    let last_run = temporal
-        .client
-        .get_workflow_handle::<TaskWorkflow>("t-roll")
-        .describe(WorkflowDescribeOptions::default())
-        .await
-        .unwrap();
-    let config = last_run.raw().execution_config.clone().unwrap();
     assert_eq!(
-        config
-            .default_workflow_task_timeout
-            .and_then(|timeout| Duration::try_from(timeout).ok()),
-        Some(baton_proto::temporal::task_workflow::WORKFLOW_TASK_TIMEOUT)
+        temporal.workflow_task_timeout("t-roll").await,
+        baton_proto::temporal::task_workflow::WORKFLOW_TASK_TIMEOUT
     );
     // The event log is carried: sequence numbers keep counting from the first run.
     let page = temporal

@@ -322,7 +322,7 @@ async fn return_immediately_answers_once_the_task_exists_and_subscribe_follows_i
     let parked = wait_state(&alice, &task_id, "TASK_STATE_INPUT_REQUIRED").await;
     assert_eq!(parked["id"], task_id.as_str());
     assert_eq!(
-        workflow_task_timeout(&agent.temporal, &task_id).await,
+        agent.temporal.workflow_task_timeout(&task_id).await,
         task_workflow::WORKFLOW_TASK_TIMEOUT
     );
 
@@ -338,21 +338,6 @@ async fn return_immediately_answers_once_the_task_exists_and_subscribe_follows_i
         "TASK_STATE_CANCELED",
         "the subscription ends at the terminal state: {events:?}"
     );
-}
-
-/// How long Temporal gives a worker for each workflow task of the workflow `id`.
-async fn workflow_task_timeout(temporal: &TestTemporal, id: &str) -> Duration {
-    let described = temporal
-        .client
-        .get_workflow_handle::<temporalio_client::UntypedWorkflow>(id)
-        .describe(temporalio_client::WorkflowDescribeOptions::default())
-        .await
-        .unwrap();
-    let config = described.raw().execution_config.clone().unwrap();
-    config
-        .default_workflow_task_timeout
-        .and_then(|timeout| Duration::try_from(timeout).ok())
-        .unwrap()
 }
 
 async fn wait_state(client: &SdkClient, task_id: &str, wanted: &str) -> Value {
@@ -382,7 +367,7 @@ async fn a_gateway_restart_loses_nothing() {
         .unwrap();
     assert_eq!(described.static_summary(), Some("Remember me (from alice)"));
     assert_eq!(
-        workflow_task_timeout(&temporal, &task_id).await,
+        temporal.workflow_task_timeout(&task_id).await,
         task_workflow::WORKFLOW_TASK_TIMEOUT
     );
 
