@@ -614,7 +614,11 @@ impl TemporalHandler {
             WorkflowQueryOptions::default(),
         );
         match tokio::time::timeout(self.config.temporal_timeout, query).await {
-            Ok(Err(WorkflowQueryError::Rpc(status))) if unreachable(&status) => Ok(None),
+            Ok(Err(WorkflowQueryError::Rpc(status))) if unreachable(&status) => {
+                // Refused at once: a caller that asks again at once would spin.
+                tokio::time::sleep(RETRY_DELAY).await;
+                Ok(None)
+            }
             Ok(page) => page
                 .map(Some)
                 .map_err(|e| query_error(task_id, "reading the task's events", e)),
@@ -1000,11 +1004,15 @@ fn visible_to(caller: &str, view: TaskView) -> Result<TaskView, A2AError> {
 }
 
 /// Whether Temporal's status says it cannot take the call now (it is down, restarting or
-/// shedding load), so the same call may succeed later.
+/// shedding load, or it cancelled the call because the worker it gave a query to stopped), so
+/// the same call may succeed later.
 fn unreachable(status: &tonic::Status) -> bool {
     matches!(
         status.code(),
-        tonic::Code::Unavailable | tonic::Code::DeadlineExceeded | tonic::Code::ResourceExhausted
+        tonic::Code::Unavailable
+            | tonic::Code::DeadlineExceeded
+            | tonic::Code::ResourceExhausted
+            | tonic::Code::Cancelled
     )
 }
 
@@ -1131,6 +1139,8 @@ mod tests {
             tonic::Code::Unavailable,
             tonic::Code::DeadlineExceeded,
             tonic::Code::ResourceExhausted,
+            // A query whose worker stopped (a rolling restart) while it was being answered.
+            tonic::Code::Cancelled,
         ] {
             let status = || tonic::Status::new(code, "tcp connect error");
             for error in [
