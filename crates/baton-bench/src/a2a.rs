@@ -26,6 +26,7 @@ use super::measure::{Latency, cpu_seconds, load_average, per_second, round, rss_
 use super::peer::PeerProcess;
 use super::report::{Machine, print_report};
 use super::subscribe;
+use super::workflow_tasks::{self, WorkflowTasks};
 use baton_tests::delegating_model::{ANSWER, delegating};
 use baton_tests::fake_model::FakeModel;
 
@@ -120,6 +121,8 @@ struct Measured {
     questions: usize,
     one_at_a_time: Batch,
     batches: Vec<Batch>,
+    /// Every workflow task of the run, read from the dev server's histories at its end.
+    workflow_tasks: Option<WorkflowTasks>,
 }
 
 impl Measured {
@@ -223,7 +226,7 @@ async fn run_system(
     peer: Option<u32>,
 ) -> anyhow::Result<Measured> {
     let dir = bench_dir("baton-bench-a2a-")?;
-    let (server, _client) = start_dev_server(dir.path(), args.temporal_binary.as_deref()).await?;
+    let (server, client) = start_dev_server(dir.path(), args.temporal_binary.as_deref()).await?;
     let port = free_port()?;
     let config = dir.path().join("desk.toml");
     let toml = match system {
@@ -233,7 +236,14 @@ async fn run_system(
         }
     };
     std::fs::write(&config, toml)?;
-    let outcome = measure(args, system, &config, port, server.pid(), peer).await;
+    let mut outcome = measure(args, system, &config, port, server.pid(), peer).await;
+    if let Ok(measured) = &mut outcome {
+        progress(&format!(
+            "{}: reading every workflow history",
+            system.name()
+        ));
+        measured.workflow_tasks = Some(workflow_tasks::audit(&client).await?);
+    }
     server.stop().await;
     let mut measured = outcome?;
     if let System::Baton = system {
@@ -347,6 +357,7 @@ async fn measure(
         questions: asked,
         one_at_a_time,
         batches,
+        workflow_tasks: None,
     })
 }
 
@@ -614,6 +625,30 @@ fn print_text(report: &A2aReport) {
             .as_ref()
             .map(|l| l.p50_ms / 1e3),
         None,
+        "-".to_string(),
+    );
+    let completed = |m: &Measured| m.workflow_tasks.as_ref().map(|t| t.completed as f64);
+    let lost = |m: &Measured| m.workflow_tasks.as_ref().map(|t| t.timed_out as f64);
+    let slowest = |m: &Measured| {
+        let tasks = m.workflow_tasks.as_ref()?;
+        tasks.run_ms.as_ref().map(|l| l.max_ms)
+    };
+    row(
+        "workflow tasks completed",
+        completed(&report.baton),
+        measured.and_then(completed),
+        "-".to_string(),
+    );
+    row(
+        "  timed out, never answered by a worker",
+        lost(&report.baton),
+        measured.and_then(lost),
+        "-".to_string(),
+    );
+    row(
+        "  slowest, started to completed (ms)",
+        slowest(&report.baton),
+        measured.and_then(slowest),
         "-".to_string(),
     );
     let one_at_a_time_errors = measured.iter().flat_map(|r| &r.one_at_a_time.errors);

@@ -21,6 +21,7 @@ mod quiet_streams;
 mod report;
 mod subscribe;
 mod worker;
+mod workflow_tasks;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

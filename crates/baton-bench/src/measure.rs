@@ -12,7 +12,7 @@ use temporalio_common::protos::temporal::api::history::v1::HistoryEvent;
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 
 /// Latency figures of one batch, in milliseconds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Latency {
     pub count: usize,
     pub p50_ms: f64,
