@@ -172,9 +172,13 @@ pub struct Machine {
 impl Machine {
     /// The closing line of the gateway and A2A benches.
     pub fn print_line(&self, total_s: f64) {
+        let load = |l: Option<f64>| l.map_or("unknown".to_string(), |l| l.to_string());
         println!(
-            "machine: {} × {}, load {:?} → {:?}; {total_s} s in all",
-            self.cpus, self.cpu_model, self.load_average_at_start, self.load_average_at_end
+            "machine: {} × {}, load {} → {}; {total_s} s in all",
+            self.cpus,
+            self.cpu_model,
+            load(self.load_average_at_start),
+            load(self.load_average_at_end)
         );
     }
 
