@@ -107,6 +107,9 @@ impl Batch {
     }
 }
 
+/// How long reading every history of a run may take (about a second for 225 tasks).
+const HISTORIES_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The figures of one system, Baton or the reference.
 #[derive(Debug, Clone, Serialize)]
 struct Measured {
@@ -242,7 +245,14 @@ async fn run_system(
             "{}: reading every workflow history",
             system.name()
         ));
-        measured.workflow_tasks = Some(workflow_tasks::audit(&client).await?);
+        match tokio::time::timeout(HISTORIES_TIMEOUT, workflow_tasks::audit(&client)).await {
+            Ok(Ok(tasks)) => measured.workflow_tasks = Some(tasks),
+            Ok(Err(error)) => progress(&format!("the histories could not be read: {error:#}")),
+            Err(_) => progress(&format!(
+                "the histories were not read within {}s",
+                HISTORIES_TIMEOUT.as_secs()
+            )),
+        }
     }
     server.stop().await;
     let mut measured = outcome?;
