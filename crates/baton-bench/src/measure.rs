@@ -182,7 +182,8 @@ pub async fn stand_in_steps(client: &Client, id: &str) -> anyhow::Result<Option<
     steps_of(client, &format!("{id}.1")).await.map(Some)
 }
 
-fn millis(event: &HistoryEvent) -> f64 {
+/// When the event happened, in ms since the Unix epoch (0 when the event has no time).
+pub fn millis(event: &HistoryEvent) -> f64 {
     event
         .event_time
         .as_ref()

@@ -15,7 +15,7 @@ use temporalio_common::protos::temporal::api::enums::v1::EventType;
 use temporalio_common::protos::temporal::api::history::v1::HistoryEvent;
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 
-use crate::measure::Latency;
+use crate::measure::{Latency, millis};
 
 /// The workflow tasks of every workflow run in a namespace.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -66,10 +66,10 @@ impl Tally {
     /// Adds one run's history.
     fn add(&mut self, events: &[HistoryEvent]) {
         self.runs += 1;
-        let started_at: HashMap<i64, Duration> = events
+        let started_at: HashMap<i64, f64> = events
             .iter()
             .filter(|e| e.event_type == EventType::WorkflowTaskStarted as i32)
-            .filter_map(|e| Some((e.event_id, at(e)?)))
+            .map(|e| (e.event_id, millis(e)))
             .collect();
         for event in events {
             let started = match &event.attributes {
@@ -87,8 +87,9 @@ impl Tally {
                 }
                 _ => continue,
             };
-            if let Some((start, end)) = started_at.get(&started).zip(at(event)) {
-                self.took.push(end.saturating_sub(*start));
+            if let Some(start) = started_at.get(&started) {
+                let took_ms = (millis(event) - start).max(0.0);
+                self.took.push(Duration::from_secs_f64(took_ms / 1e3));
             }
         }
     }
@@ -102,15 +103,6 @@ impl Tally {
             run_ms: Latency::of(&self.took),
         }
     }
-}
-
-/// When the event happened, from the Unix epoch.
-fn at(event: &HistoryEvent) -> Option<Duration> {
-    let time = event.event_time.as_ref()?;
-    Some(Duration::new(
-        u64::try_from(time.seconds).ok()?,
-        u32::try_from(time.nanos).ok()?,
-    ))
 }
 
 #[cfg(test)]

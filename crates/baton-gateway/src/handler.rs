@@ -581,8 +581,8 @@ impl TemporalHandler {
 
     /// The view task `task_id` ended with, from its workflow's result; `None` while it runs (a
     /// run that continued as new is not an end), when it ended without one (a task that ends
-    /// FAILED or CANCELED fails or cancels its workflow; terminated, timed out), when the id is another workflow's (a stand-in's), or when Temporal does not
-    /// answer in time.
+    /// FAILED or CANCELED fails or cancels its workflow; terminated, timed out), when the id is
+    /// another workflow's (a stand-in's), or when Temporal does not answer in time.
     async fn ended_view(&self, task_id: &str) -> Option<TaskView> {
         let ended_task = self.described(task_id).await.is_some_and(|d| {
             d.workflow_type() == TaskWorkflow.name()
