@@ -19,6 +19,7 @@ use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::child::dies_with_the_bench;
 use super::delegation::{
     bench_dir, embedded_section, free_port, progress, start_dev_server, terminate, worker_command,
 };
@@ -176,7 +177,9 @@ impl System {
                     // Its remote mode asks for a key; the dev server takes none.
                     .env("TEMPORAL_API_KEY", "unused")
                     .stdin(Stdio::null())
-                    .stderr(Stdio::null());
+                    .stderr(Stdio::null())
+                    .kill_on_drop(true);
+                dies_with_the_bench(&mut command);
                 Ok(command)
             }
         }

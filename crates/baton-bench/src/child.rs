@@ -1,6 +1,6 @@
 //! The bench's helper processes (its A2A peer, the Python baseline): started so that they die
 //! with the bench (PR_SET_PDEATHSIG), read until they say where they listen, and stopped with
-//! SIGTERM, then SIGKILL.
+//! SIGTERM, then SIGKILL. The workers the benches measure die with the bench the same way.
 
 use std::os::unix::process::CommandExt as _;
 use std::process::Stdio;
@@ -18,7 +18,6 @@ pub struct ChildProcess {
 impl ChildProcess {
     /// Starts `command` and waits (at most 30 s) for a stdout line starting with `ready_prefix`;
     /// returns the process and the rest of that line.
-    #[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
     pub async fn start(
         mut command: Command,
         what: &str,
@@ -29,16 +28,7 @@ impl ChildProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .kill_on_drop(true);
-        // SAFETY: prctl is async-signal-safe and touches only the child's own state between fork
-        // and exec.
-        unsafe {
-            command.as_std_mut().pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        dies_with_the_bench(&mut command);
         let mut child = command
             .spawn()
             .with_context(|| format!("starting {what}"))?;
@@ -77,5 +67,21 @@ impl ChildProcess {
         {
             self.child.kill().await.ok();
         }
+    }
+}
+
+/// Has the kernel send the process `command` starts SIGTERM when the bench dies, however it
+/// dies: `kill_on_drop` covers only a bench that unwinds, not one stopped by a signal.
+#[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
+pub fn dies_with_the_bench(command: &mut Command) {
+    // SAFETY: prctl is async-signal-safe and touches only the child's own state between fork and
+    // exec.
+    unsafe {
+        command.as_std_mut().pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
 }

@@ -516,7 +516,7 @@ async fn cold_starts(bench: &Bench, times: usize) -> anyhow::Result<ColdStart> {
 }
 
 /// `baton worker --config config`, as the benches run it: quiet, with a deployment secret of
-/// its own, killed if dropped; its stdout is the caller's to set.
+/// its own, killed if dropped or if the bench dies; its stdout is the caller's to set.
 pub(super) fn worker_command(config: &Path) -> anyhow::Result<tokio::process::Command> {
     let mut command = tokio::process::Command::new(super::baton_binary()?);
     command
@@ -530,6 +530,7 @@ pub(super) fn worker_command(config: &Path) -> anyhow::Result<tokio::process::Co
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true);
+    super::child::dies_with_the_bench(&mut command);
     Ok(command)
 }
 
