@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ ! -x .venv/bin/python ]; then
-  python3 -m venv .venv
+# A venv whose creation was cut short has a python but no pip: made again from scratch.
+if [ ! -x .venv/bin/python ] || [ ! -x .venv/bin/pip ]; then
+  python3 -m venv --clear .venv
 fi
 if ! .venv/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements.txt; then
   echo "error: could not install scripts/requirements.txt into .venv (is PyPI reachable?)" >&2
