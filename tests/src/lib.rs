@@ -33,6 +33,27 @@ pub fn workspace() -> PathBuf {
 /// cluster, and test workers join their test's dev server as one).
 pub const TEST_DEPLOYMENT_SECRET: &str = "a test deployment secret, 32 characters or more";
 
+/// Writes `text` to `path` as an executable script. A shell writes it, not this process: a
+/// file this process held open for writing could be inherited by a child another test thread
+/// forks at that moment, and running the script would then fail with "text file busy".
+pub fn write_script(path: &std::path::Path, text: &str) {
+    use std::io::Write as _;
+    let mut shell = std::process::Command::new("sh")
+        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(path)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("running sh");
+    shell
+        .stdin
+        .take()
+        .expect("sh's stdin")
+        .write_all(text.as_bytes())
+        .expect("writing the script to sh");
+    let status = shell.wait().expect("waiting for sh");
+    assert!(status.success(), "writing {} failed", path.display());
+}
+
 /// A program from the test venv that `.ci/run` makes (`.venv/`), or from `$BATON_TEST_VENV`.
 pub fn venv_program(name: &str) -> PathBuf {
     let venv = std::env::var_os("BATON_TEST_VENV")

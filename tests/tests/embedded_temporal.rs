@@ -116,12 +116,10 @@ async fn a_port_another_server_holds_is_refused_naming_the_setting_and_never_ado
 async fn a_server_that_dies_at_start_is_reported_with_its_log() {
     let state = tempfile::tempdir().unwrap();
     let fake = state.path().join("temporal");
-    std::fs::write(
+    baton_tests::write_script(
         &fake,
         "#!/bin/sh\necho 'bind: address already in use' >&2\nexit 3\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let settings = settings(state.path(), &fake);
     let error = EmbeddedServer::start(&settings.temporal)
         .await

@@ -2,9 +2,10 @@
 //! stand-in `python3` on PATH makes the venv and a stand-in `pip` records what it was asked to
 //! install, so these tests need neither PyPI nor minutes.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use baton_tests::write_script;
 
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -12,8 +13,7 @@ fn repository() -> PathBuf {
 
 fn write_program(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write_script(path, text);
 }
 
 /// A checkout holding the real setup script and requirements, and a `bin/python3` that answers
