@@ -85,3 +85,70 @@ pub fn dies_with_the_bench(command: &mut Command) {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Whether `pid` has exited: gone, or a zombie nobody reaped yet.
+    fn exited(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+        })
+    }
+
+    /// Kills the process on drop if it still runs, so a failed test leaves nothing running.
+    struct Killed(u32);
+
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            if exited(self.0) {
+                return;
+            }
+            std::process::Command::new("kill")
+                .args(["-KILL", &self.0.to_string()])
+                .stderr(Stdio::null())
+                .status()
+                .ok();
+        }
+    }
+
+    /// The kernel's parent-death signal follows the thread that spawned the process: a thread
+    /// that exits stands in for a bench that dies without unwinding.
+    #[tokio::test]
+    async fn a_process_started_to_die_with_the_bench_gets_sigterm_when_its_spawner_goes() {
+        let pid = std::thread::spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let mut command = Command::new("sleep");
+                command
+                    .arg("600")
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null());
+                dies_with_the_bench(&mut command);
+                command
+                    .spawn()
+                    .expect("starting sleep")
+                    .id()
+                    .expect("a pid")
+            })
+        })
+        .join()
+        .unwrap();
+        let _cleanup = Killed(pid);
+        baton_tests::wait::poll_until(
+            "the sleep to get SIGTERM",
+            Duration::from_secs(10),
+            || async { exited(pid).then_some(()) },
+        )
+        .await;
+    }
+}
