@@ -75,6 +75,10 @@ pub struct A2aArgs {
     /// The `temporal` CLI that runs the dev server (default: `temporal` on PATH).
     #[arg(long, value_name = "PATH")]
     pub temporal_binary: Option<PathBuf>,
+    /// Whether Baton's tasks carry its search attributes, as they do by default on its embedded
+    /// dev server (the bench's server has them registered); `false` measures what they cost.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub search_attributes: bool,
     /// A command that runs the reference's CLI (`tiny-harness`, 0.9.0): the reference is then
     /// measured the same way, after Baton, instead of its figures being quoted.
     #[arg(long, value_name = "PATH")]
@@ -236,7 +240,10 @@ async fn run_system(
     let port = free_port()?;
     let config = dir.path().join("desk.toml");
     let toml = match system {
-        System::Baton => worker_toml(&remote_section(server.address()), peer_url, model_url, port),
+        System::Baton => {
+            let temporal = remote_section(server.address(), args.search_attributes);
+            worker_toml(&temporal, peer_url, model_url, port)
+        }
         System::Reference(_) => {
             reference_toml(server.address(), peer_url, model_url, port, dir.path())
         }
@@ -693,8 +700,11 @@ fn worker_toml(temporal: &str, peer_url: &str, model_url: &str, port: u16) -> St
 }
 
 /// `[temporal]` for a cluster that is already running at `address`.
-fn remote_section(address: &str) -> String {
-    format!("[temporal]\nmode = \"remote\"\naddress = \"{address}\"\ntls = false\n")
+fn remote_section(address: &str, search_attributes: bool) -> String {
+    format!(
+        "[temporal]\nmode = \"remote\"\naddress = \"{address}\"\ntls = false\n\
+         search_attributes = {search_attributes}\n"
+    )
 }
 
 /// The reference's config for the same agent: `desk` on `port`, the bench peer as `peer`
@@ -730,7 +740,7 @@ mod tests {
     #[test]
     fn the_worker_config_serves_the_gateway_and_knows_the_peer() {
         let toml = worker_toml(
-            &remote_section("127.0.0.1:7233"),
+            &remote_section("127.0.0.1:7233", true),
             "http://127.0.0.1:9000",
             "http://127.0.0.1:9001/v1",
             9002,
@@ -742,6 +752,7 @@ mod tests {
         assert_eq!(settings.temporal.task_queue, "desk");
         assert_eq!(settings.temporal.mode, baton_config::TemporalMode::Remote);
         assert_eq!(settings.temporal.address.as_deref(), Some("127.0.0.1:7233"));
+        assert!(settings.temporal.search_attributes);
     }
 
     #[test]

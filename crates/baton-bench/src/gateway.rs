@@ -71,6 +71,10 @@ pub struct GatewayArgs {
     /// exists, else `python3`).
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
+    /// Whether Baton's tasks carry its search attributes, as they do by default on its embedded
+    /// dev server (the bench's server has them registered); `false` measures what they cost.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub search_attributes: bool,
     /// SubscribeToTask streams held open on parked tasks while the CPU is read, against none
     /// open; 0 skips.
     #[arg(long, default_value_t = 1000, value_name = "N")]
@@ -431,7 +435,12 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
     let gateway_port = free_port()?;
     let dev_server = server.pid();
     let settings = Settings::parse(
-        &worker_toml(server.address(), &model.base_url(), gateway_port),
+        &worker_toml(
+            server.address(),
+            &model.base_url(),
+            gateway_port,
+            args.search_attributes,
+        ),
         dir.path(),
         &|_| None,
     )?;
@@ -711,13 +720,18 @@ fn python_program(chosen: Option<&Path>) -> PathBuf {
 
 /// `baton worker`'s config on the bench's server, with no agents, the gateway on `port`, and no
 /// rate limit (the bench is one peer sending thousands of requests).
-fn worker_toml(temporal_address: &str, model_url: &str, port: u16) -> String {
+fn worker_toml(
+    temporal_address: &str,
+    model_url: &str,
+    port: u16,
+    search_attributes: bool,
+) -> String {
     format!(
         "[agent]\nid = \"bench\"\n\
          [server]\nbind = \"127.0.0.1:{port}\"\nbase_url = \"http://127.0.0.1:{port}\"\n\
          rate_limit_per_minute = 0\nmax_concurrent_requests = 4096\nmax_connections = 4096\n\
          [temporal]\nmode = \"remote\"\naddress = \"{temporal_address}\"\ntls = false\n\
-         task_queue = \"{TASK_QUEUE}\"\n\
+         task_queue = \"{TASK_QUEUE}\"\nsearch_attributes = {search_attributes}\n\
          [model]\nbase_url = \"{model_url}\"\nmodel = \"bench-model\"\ntimeout = \"30s\"\n"
     )
 }
@@ -728,9 +742,10 @@ mod tests {
 
     #[test]
     fn the_worker_config_serves_the_gateway_without_a_rate_limit() {
-        let toml = worker_toml("127.0.0.1:7233", "http://127.0.0.1:9001/v1", 9002);
+        let toml = worker_toml("127.0.0.1:7233", "http://127.0.0.1:9001/v1", 9002, true);
         let settings = Settings::parse(&toml, Path::new("/tmp"), &|_| None).unwrap();
         assert!(settings.agents.is_empty());
+        assert!(settings.temporal.search_attributes);
         assert_eq!(settings.server.rate_limit_per_minute, 0);
         assert_eq!(settings.temporal.task_queue, TASK_QUEUE);
         assert_eq!(
