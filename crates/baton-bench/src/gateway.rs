@@ -115,18 +115,23 @@ enum Call {
     /// One at a time, each sent once the task the last one created has ended, so that it
     /// meets a server with no work left over; then `--concurrency` at once.
     SendMessage,
-    /// One at a time, each sent as soon as the last is answered, while the server still works
-    /// on the task it created.
+    /// One at a time, each sent as soon as the last is answered. A server that ends its tasks
+    /// more slowly than they come gathers a backlog of them over the batch, which each send
+    /// then meets.
     SendMessageBackToBack,
+    /// One at a time, each sent once every task but the last one sent has ended: the send meets
+    /// the server at work on exactly one task, the last.
+    SendMessageOneAhead,
 }
 
 /// Every call the bench measures, in the order it measures them: ListTasks before the
 /// SendMessages, so each server lists the same number of tasks.
-const CALLS: [Call; 4] = [
+const CALLS: [Call; 5] = [
     Call::GetTask,
     Call::ListTasks,
     Call::SendMessage,
     Call::SendMessageBackToBack,
+    Call::SendMessageOneAhead,
 ];
 /// How long a task may take to end once the bench waits for it (a thousand tasks of backlog
 /// drain in well under this).
@@ -143,12 +148,16 @@ impl Call {
             Call::ListTasks => "ListTasks",
             Call::SendMessage => "SendMessage (returnImmediately)",
             Call::SendMessageBackToBack => "SendMessage (rI), back to back",
+            Call::SendMessageOneAhead => "SendMessage (rI), one task ahead",
         }
     }
 
     /// Whether the call is also measured `--concurrency` at once.
     fn runs_concurrently(self) -> bool {
-        self != Call::SendMessageBackToBack
+        !matches!(
+            self,
+            Call::SendMessageBackToBack | Call::SendMessageOneAhead
+        )
     }
 }
 
@@ -336,7 +345,7 @@ impl Caller {
                 .await
                 .map(|_| (sent.elapsed(), None)),
             Call::ListTasks => self.list(target).await.map(|()| (sent.elapsed(), None)),
-            Call::SendMessage | Call::SendMessageBackToBack => {
+            Call::SendMessage | Call::SendMessageBackToBack | Call::SendMessageOneAhead => {
                 let created = self.send(target, true).await?;
                 let took = sent.elapsed();
                 if settles {
@@ -560,11 +569,21 @@ async fn batch(
 ) -> Batch {
     let settles = call == Call::SendMessage && concurrency == 1;
     let started = Instant::now();
-    let results: Vec<anyhow::Result<(Duration, Option<String>)>> = futures::stream::iter(0..n)
-        .map(|_| caller.call(call, target, task_id, settles))
-        .buffer_unordered(concurrency)
-        .collect()
-        .await;
+    let results: Vec<anyhow::Result<(Duration, Option<String>)>> =
+        if call == Call::SendMessageOneAhead {
+            one_task_ahead(
+                n,
+                || caller.call(call, target, task_id, false),
+                |ended| async move { caller.settled(target, &ended).await },
+            )
+            .await
+        } else {
+            futures::stream::iter(0..n)
+                .map(|_| caller.call(call, target, task_id, settles))
+                .buffer_unordered(concurrency)
+                .collect()
+                .await
+        };
     let wall = started.elapsed();
     let mut created = Vec::new();
     let results: Vec<anyhow::Result<Duration>> = results
@@ -594,6 +613,37 @@ async fn batch(
         throughput_per_s: per_second(samples.len(), wall.as_secs_f64()),
         latency: Latency::of(&samples),
     }
+}
+
+/// `n` sends, each sent once the task of the send before the last has ended (`settle` waits
+/// for it, untimed), so that each meets only the task the last one created.
+async fn one_task_ahead<SendFn, Sent, SettleFn, Settled>(
+    n: usize,
+    mut send: SendFn,
+    mut settle: SettleFn,
+) -> Vec<anyhow::Result<(Duration, Option<String>)>>
+where
+    SendFn: FnMut() -> Sent,
+    Sent: Future<Output = anyhow::Result<(Duration, Option<String>)>>,
+    SettleFn: FnMut(String) -> Settled,
+    Settled: Future<Output = anyhow::Result<()>>,
+{
+    let mut results = Vec::with_capacity(n);
+    let (mut before_last, mut last) = (None, None);
+    for _ in 0..n {
+        if let Some(ended) = before_last.take()
+            && let Err(error) = settle(ended).await
+        {
+            results.push(Err(error));
+            continue;
+        }
+        let result = send().await;
+        if let Ok((_, Some(created))) = &result {
+            before_last = last.replace(created.clone());
+        }
+        results.push(result);
+    }
+    results
 }
 
 fn compare(
@@ -791,6 +841,50 @@ mod tests {
         assert_eq!(model.request_count(), 2, "one model call per message");
 
         baseline.stop().await;
+    }
+
+    /// What a run of `one_task_ahead` did, in order: "send N" and "wait N".
+    async fn one_task_ahead_log(n: usize, failing_wait: Option<usize>) -> (Vec<String>, usize) {
+        let log = std::sync::Mutex::new(Vec::new());
+        let sent = AtomicU64::new(0);
+        let results = one_task_ahead(
+            n,
+            || {
+                let id = sent.fetch_add(1, Ordering::SeqCst);
+                log.lock().unwrap().push(format!("send {id}"));
+                async move { Ok((Duration::from_millis(1), Some(id.to_string()))) }
+            },
+            |ended| {
+                log.lock().unwrap().push(format!("wait {ended}"));
+                let fails = failing_wait.is_some_and(|f| f.to_string() == ended);
+                async move {
+                    if fails {
+                        bail!("task {ended} did not end")
+                    }
+                    Ok(())
+                }
+            },
+        )
+        .await;
+        let failed = results.iter().filter(|r| r.is_err()).count();
+        (log.into_inner().unwrap(), failed)
+    }
+
+    #[tokio::test]
+    async fn each_send_one_task_ahead_waits_for_the_task_before_the_last() {
+        let (log, failed) = one_task_ahead_log(4, None).await;
+        assert_eq!(
+            log,
+            ["send 0", "send 1", "wait 0", "send 2", "wait 1", "send 3"]
+        );
+        assert_eq!(failed, 0);
+    }
+
+    #[tokio::test]
+    async fn a_task_that_does_not_end_is_an_error_in_place_of_a_send() {
+        let (log, failed) = one_task_ahead_log(4, Some(0)).await;
+        assert_eq!(log, ["send 0", "send 1", "wait 0", "send 2"]);
+        assert_eq!(failed, 1);
     }
 
     #[test]
