@@ -264,9 +264,10 @@ impl Caller {
             .with_context(|| format!("GetTask on {} answered no state: {result}", target.name))
     }
 
-    /// Waits, untimed, until `task_id` on `target` has ended. A read the server refuses in the
-    /// meantime is asked again: Baton answers a retryable error when its worker, busy with a
-    /// backlog, does not answer the read within the gateway's Temporal timeout.
+    /// Waits, outside the measured time and for at most `SETTLE_TIMEOUT`, until `task_id` on
+    /// `target` has ended. A read the server refuses in the meantime is asked again: Baton
+    /// answers a retryable error when its worker, busy with a backlog, does not answer the read
+    /// within the gateway's Temporal timeout.
     async fn settled(&self, target: &Target, task_id: &str) -> anyhow::Result<()> {
         let deadline = Instant::now() + SETTLE_TIMEOUT;
         loop {
