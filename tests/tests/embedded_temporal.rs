@@ -5,6 +5,7 @@ use std::path::Path;
 
 use baton_cli::temporal::{EmbeddedError, EmbeddedServer};
 use baton_config::Settings;
+use baton_tests::wait::{HANG_GUARD, poll_until};
 use baton_tests::{free_port, process_alive, venv_program, wait_server_gone};
 
 fn config(state: &Path, binary: &Path) -> String {
@@ -128,6 +129,57 @@ async fn a_server_that_dies_at_start_is_reported_with_its_log() {
     let text = error.to_string();
     assert!(matches!(error, EmbeddedError::ExitedEarly { .. }), "{text}");
     assert!(text.contains("address already in use"), "{text}");
+}
+
+/// A restart that loses a port race (the CI failure of stop 30: the UI port taken while the
+/// server came back) is tried again at once, as the first start is, and does not count as a
+/// death: after it, the server can still be killed three times and is started again each time.
+#[tokio::test]
+async fn a_restart_that_loses_a_port_race_is_tried_again_without_spending_the_budget() {
+    let state = tempfile::tempdir().unwrap();
+    let racing = state.path().join("temporal");
+    let launches = state.path().join("launches");
+    baton_tests::write_script(
+        &racing,
+        &format!(
+            "#!/bin/sh\n\
+             n=$(($(cat '{launches}' 2>/dev/null || echo 0) + 1))\n\
+             echo $n > '{launches}'\n\
+             case $n in 2|3) echo 'listen tcp 127.0.0.1:1: bind: address already in use' >&2; exit 1;; esac\n\
+             exec '{real}' \"$@\"\n",
+            launches = launches.display(),
+            real = venv_program("temporal").display(),
+        ),
+    );
+    let settings = settings(state.path(), &racing);
+    let (server, _connection) = EmbeddedServer::start(&settings.temporal).await.unwrap();
+    let address = server.address().to_string();
+    for kill in 1..=3 {
+        let dying = server.pid().unwrap();
+        std::process::Command::new("kill")
+            .args(["-KILL", &dying.to_string()])
+            .status()
+            .unwrap();
+        let what = format!("the server back after kill {kill}");
+        let back = poll_until(&what, HANG_GUARD, || async {
+            let back = server.pid().is_some_and(|pid| pid != dying)
+                && baton_cli::temporal::connect(&settings.temporal, &address)
+                    .await
+                    .is_ok();
+            back.then_some(())
+        });
+        tokio::select! {
+            () = back => {}
+            lost = server.lost() => panic!("given up after kill {kill}: {lost}"),
+        }
+    }
+    let launched = std::fs::read_to_string(&launches).unwrap();
+    assert_eq!(
+        launched.trim(),
+        "6",
+        "the start, two lost races, three restarts"
+    );
+    server.stop().await;
 }
 
 #[tokio::test]

@@ -22,7 +22,7 @@ use super::{ConnectError, wait_until_ready};
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a SIGTERM'd server may take to exit before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(10);
-/// How many times a start that lost a port race is tried. The dev server picks free ports for its
+/// How many times a start or a restart that lost a port race is tried. The dev server picks free ports for its
 /// internal services itself, and another process can take one before it binds it
 /// (temporalio/cli#550); it then exits with "address already in use", and a new start succeeds.
 const START_ATTEMPTS: u32 = 3;
@@ -30,8 +30,8 @@ const START_ATTEMPTS: u32 = 3;
 /// last run's server to let it go.
 const PORT_RELEASE_WAIT: Duration = Duration::from_secs(5);
 /// How many times a server that died after it was ready is started again within RESTART_WINDOW
-/// before Baton gives up on it: enough for the port race above and a crash now and then, not
-/// for a server that cannot run.
+/// before Baton gives up on it: enough for a crash now and then, not for a server that cannot
+/// run. A restart that lost a port race is tried again without counting here.
 const RESTARTS_ALLOWED: usize = 3;
 /// The window RESTARTS_ALLOWED counts in.
 const RESTART_WINDOW: Duration = Duration::from_secs(600);
@@ -146,19 +146,7 @@ impl EmbeddedServer {
     pub async fn start(
         settings: &TemporalSettings,
     ) -> Result<(EmbeddedServer, Connection), EmbeddedError> {
-        let mut attempt = 1;
-        loop {
-            match Self::start_once(settings).await {
-                Err(error) if attempt < START_ATTEMPTS && error.lost_a_port_race() => {
-                    tracing::warn!(
-                        attempt,
-                        "the embedded Temporal server lost a port race; starting it again: {error}"
-                    );
-                    attempt += 1;
-                }
-                result => return result,
-            }
-        }
+        retrying_port_races(|| Self::start_once(settings)).await
     }
 
     async fn start_once(
@@ -284,12 +272,17 @@ impl Launch {
     }
 
     /// Starts the server again after it died: its log so far is kept as `temporal.log.1`, and its
-    /// ports must be free again (a port another process took in the meantime is an error).
+    /// ports must be free again (a port another process took in the meantime is an error). A
+    /// start that lost a port race is tried again here, as at the first start, so that it does
+    /// not count as a death against the restart budget.
     async fn restart(&self, process: &ProcessSlot) -> Result<(Child, Connection), EmbeddedError> {
         std::fs::rename(&self.log, self.log.with_extension("log.1")).ok();
-        choose_port(self.port, "port").await?;
-        choose_port(self.ui_port, "ui_port").await?;
-        self.run(process).await
+        retrying_port_races(|| async {
+            choose_port(self.port, "port").await?;
+            choose_port(self.ui_port, "ui_port").await?;
+            self.run(process).await
+        })
+        .await
     }
 
     #[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
@@ -354,6 +347,28 @@ impl Launch {
             log: self.log.clone(),
             source,
         })
+    }
+}
+
+/// Runs `start` until it succeeds, fails for another reason than a lost port race, or has been
+/// tried START_ATTEMPTS times.
+async fn retrying_port_races<T, Start, Started>(mut start: Start) -> Result<T, EmbeddedError>
+where
+    Start: FnMut() -> Started,
+    Started: Future<Output = Result<T, EmbeddedError>>,
+{
+    let mut attempt = 1;
+    loop {
+        match start().await {
+            Err(error) if attempt < START_ATTEMPTS && error.lost_a_port_race() => {
+                tracing::warn!(
+                    attempt,
+                    "the embedded Temporal server lost a port race; starting it again: {error}"
+                );
+                attempt += 1;
+            }
+            result => return result,
+        }
     }
 }
 
