@@ -22,9 +22,10 @@ use super::{ConnectError, wait_until_ready};
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a SIGTERM'd server may take to exit before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(10);
-/// How many times a start or a restart that lost a port race is tried. The dev server picks free ports for its
-/// internal services itself, and another process can take one before it binds it
-/// (temporalio/cli#550); it then exits with "address already in use", and a new start succeeds.
+/// How many times a start or a restart that lost a port race is tried. The dev server picks free
+/// ports for its internal services itself, and another process (or one of its own services) can
+/// take one before it binds it (temporalio/cli#550); it then exits with "address already in
+/// use", and a new start succeeds.
 const START_ATTEMPTS: u32 = 3;
 /// How long a configured port may stay taken before the start gives up: long enough for the
 /// last run's server to let it go.
