@@ -141,17 +141,17 @@ impl Registry {
     }
 
     /// Registers every agent and returns each outcome, refused ones included, sorted by id.
-    /// Calls to `self` and to the agents of `same_process` prove themselves with `deployment`'s
-    /// token: one process is one deployment.
+    /// Calls to `self` and to the agents of `same_process` prove this agent with `deployment`'s
+    /// self-call token for it: one process is one deployment.
     pub async fn check(
         settings: &Settings,
         same_process: &[&Settings],
         deployment: &DeploymentKey,
         limits: CardLimits,
     ) -> Vec<AgentCheck> {
-        let self_call_token = deployment.self_call_token();
         let http = &agent_http_client();
         let participant = settings.agent.id.as_str();
+        let self_call_token = &deployment.self_call_token(participant);
         let self_spec = RemoteAgentSpec {
             id: SELF_AGENT.to_string(),
             url: public_url(settings),

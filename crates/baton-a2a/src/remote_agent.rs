@@ -102,7 +102,8 @@ impl RemoteAgent {
     }
 
     /// Registers an agent whose card Baton built itself, with nothing fetched: an agent of this
-    /// deployment, which every call proves itself to with the deployment's `self_call_token`.
+    /// deployment, which every call proves `participant` to with the deployment's
+    /// `self_call_token` for it.
     pub async fn from_built_card(
         spec: &RemoteAgentSpec,
         card: &AgentCard,

@@ -103,7 +103,7 @@ mod tests {
         );
         let first = resolve(&settings(&toml, &[])).unwrap();
         let again = resolve(&settings(&toml, &[])).unwrap();
-        assert_eq!(first.self_call_token(), again.self_call_token());
+        assert_eq!(first.self_call_token("a"), again.self_call_token("a"));
         let file = dir.path().join("state/temporal.db.deployment-secret");
         let mode = std::fs::metadata(&file).unwrap().permissions().mode();
         assert_eq!(mode & 0o077, 0, "{mode:o}");
@@ -121,8 +121,8 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(
-            from_env.self_call_token(),
-            DeploymentKey::from_secret(&secret).self_call_token()
+            from_env.self_call_token("a"),
+            DeploymentKey::from_secret(&secret).self_call_token("a")
         );
         let error = resolve(&settings(
             "[temporal]\nmode = \"remote\"\naddress = \"temporal:7233\"",

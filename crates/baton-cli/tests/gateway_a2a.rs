@@ -1423,6 +1423,75 @@ async fn a_standard_client_with_nothing_but_a_token_works_and_a_claimed_identity
 }
 
 #[tokio::test]
+async fn at_the_defaults_a_generic_client_with_nothing_is_served_and_its_tasks_are_its_own() {
+    let temporal = TestTemporal::start().await;
+    // Three tasks for each binding answer at once; the tenth model call is held.
+    let mut script = replies(9);
+    script.push(Scripted::Held(baton_tests::fake_model::ModelResponseSpec {
+        text: Some("never sent".into()),
+        tool_calls: vec![],
+    }));
+    let model = FakeModel::start(script).await;
+    // No [server.auth]: what a user gets.
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+
+    for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
+        // No X-Participant-Id, no credential, no extension: a client that knows nothing of Baton.
+        let nobody = SdkClient::new(&url, binding, "");
+        let sent = nobody.call("send", &["--text", "Hello"]).await.ok();
+        let task = &sent[0]["task"];
+        let task_id = task["id"].as_str().unwrap().to_string();
+        assert_eq!(state(task), "TASK_STATE_COMPLETED", "{binding}: {task}");
+        assert_eq!(task_id.len(), 64, "an id only this deployment can derive");
+        let got = nobody.call("get", &["--task-id", &task_id]).await.ok();
+        assert_eq!(got[0]["id"], task_id.as_str(), "{binding}");
+        let streamed = nobody.call("stream", &["--text", "Again"]).await.ok();
+        let last = streamed.last().unwrap();
+        let last = last.get("statusUpdate").unwrap_or(&last["task"]);
+        assert_eq!(
+            state(last),
+            "TASK_STATE_COMPLETED",
+            "{binding}: {streamed:?}"
+        );
+        // Listed to nobody, and out of reach of a named caller.
+        assert!(task_ids(&nobody.call("list", &[]).await.ok()[0]).is_empty());
+        let alice = SdkClient::new(&url, binding, "alice");
+        assert_eq!(
+            alice.call("get", &["--task-id", &task_id]).await.reason(),
+            "TASK_NOT_FOUND",
+            "{binding}"
+        );
+        // And a named caller's task is out of the anonymous caller's reach.
+        let hers = alice.call("send", &["--text", "Mine"]).await.ok();
+        let hers = hers[0]["task"]["id"].as_str().unwrap().to_string();
+        assert_eq!(
+            nobody.call("get", &["--task-id", &hers]).await.reason(),
+            "TASK_NOT_FOUND",
+            "{binding}"
+        );
+    }
+
+    // A task still working is cancelled by the client that made it.
+    let nobody = SdkClient::new(&url, "JSONRPC", "");
+    let sent = nobody
+        .call(
+            "send",
+            &["--text", "Take your time", "--return-immediately"],
+        )
+        .await
+        .ok();
+    let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
+    poll_until("the held model call", HANG_GUARD, || async {
+        (model.request_count() == 10).then_some(())
+    })
+    .await;
+    let canceled = nobody.call("cancel", &["--task-id", &task_id]).await.ok();
+    assert_eq!(state(&canceled[0]), "TASK_STATE_CANCELED");
+}
+
+#[tokio::test]
 async fn in_anonymous_mode_a_client_with_nothing_gets_tasks_reached_by_id_alone() {
     let temporal = TestTemporal::start().await;
     let model = FakeModel::start(replies(40)).await;

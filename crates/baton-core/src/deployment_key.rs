@@ -1,6 +1,8 @@
 //! What one deployment's secret (`BATON_DEPLOYMENT_SECRET`) gives it. Every use has its own key
 //! derived with HMAC-SHA256 under a fixed label, so no use reveals another:
-//! - the token Baton's calls to itself present (its agent id alone proves nothing);
+//! - the token each of its agents presents when it calls itself or another agent of the
+//!   deployment, one token per calling agent (its agent id alone proves nothing, and one agent's
+//!   token cannot act as another);
 //! - sealing: secrets a caller hands over (a webhook's token and credentials) are kept in
 //!   workflow history only sealed, with ChaCha20-Poly1305 under a nonce derived from the
 //!   plaintext (deterministic, so sealing needs no randomness and a retry seals the same);
@@ -13,10 +15,10 @@ use crate::push_token::{digests_match, hex};
 
 const SEALED_PREFIX: &str = "sealed:";
 
-/// The keys one deployment secret gives: the self-call token, the sealing key and the key of
-/// anonymous callers' task ids.
+/// The keys one deployment secret gives: the key of the self-call tokens, the sealing key and
+/// the key of anonymous callers' task ids.
 pub struct DeploymentKey {
-    self_call_token: String,
+    self_calls: hmac::Key,
     seal: LessSafeKey,
     nonce: hmac::Key,
     task_ids: hmac::Key,
@@ -43,21 +45,22 @@ impl DeploymentKey {
         let seal = UnboundKey::new(&CHACHA20_POLY1305, derive("baton/seal/v1").as_ref())
             .expect("a SHA-256 output is a ChaCha20-Poly1305 key");
         DeploymentKey {
-            self_call_token: hex(derive("baton/self-call/v1").as_ref()),
+            self_calls: hmac::Key::new(hmac::HMAC_SHA256, derive("baton/self-call/v2").as_ref()),
             seal: LessSafeKey::new(seal),
             nonce: hmac::Key::new(hmac::HMAC_SHA256, derive("baton/seal-nonce/v1").as_ref()),
             task_ids: hmac::Key::new(hmac::HMAC_SHA256, derive("baton/task-id/v1").as_ref()),
         }
     }
 
-    /// The bearer token of this deployment's calls to itself.
-    pub fn self_call_token(&self) -> &str {
-        &self.self_call_token
+    /// The bearer token the deployment's agent `agent_id` presents on its calls to the
+    /// deployment's gateways: it proves that agent, and no other.
+    pub fn self_call_token(&self, agent_id: &str) -> String {
+        hex(hmac::sign(&self.self_calls, agent_id.as_bytes()).as_ref())
     }
 
-    /// Whether `presented` is [`DeploymentKey::self_call_token`], in constant time.
-    pub fn is_self_call_token(&self, presented: &str) -> bool {
-        digests_match(&self.self_call_token, presented)
+    /// Whether `presented` is [`DeploymentKey::self_call_token`] of `agent_id`, in constant time.
+    pub fn is_self_call_token(&self, agent_id: &str, presented: &str) -> bool {
+        digests_match(&self.self_call_token(agent_id), presented)
     }
 
     /// `plain`, sealed: safe to keep in workflow history and the Web UI.
@@ -171,13 +174,18 @@ mod tests {
     }
 
     #[test]
-    fn the_self_call_token_is_the_secrets_own_and_reveals_nothing_of_it() {
+    fn a_self_call_token_is_the_secrets_own_proves_one_agent_and_reveals_nothing() {
         let ours = key("a deployment secret");
-        assert!(ours.is_self_call_token(ours.self_call_token()));
-        assert!(!ours.is_self_call_token(key("another").self_call_token()));
-        assert!(!ours.is_self_call_token(""));
-        assert!(!ours.self_call_token().contains("secret"));
-        assert_eq!(ours.self_call_token().len(), 64);
+        let front_desk = ours.self_call_token("front-desk");
+        assert!(ours.is_self_call_token("front-desk", &front_desk));
+        assert!(!ours.is_self_call_token("ledger", &front_desk));
+        assert!(!ours.is_self_call_token("alice", &front_desk));
+        assert!(
+            !ours.is_self_call_token("front-desk", &key("another").self_call_token("front-desk"))
+        );
+        assert!(!ours.is_self_call_token("front-desk", ""));
+        assert!(!front_desk.contains("secret") && !front_desk.contains("front"));
+        assert_eq!(front_desk.len(), 64);
     }
 
     #[test]

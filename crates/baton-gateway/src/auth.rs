@@ -94,14 +94,10 @@ impl Authenticator {
         let Some(credential) = credential_of(headers, &self.api_key_header)? else {
             return self.without_credential(asserted);
         };
-        let (proven, kind) = self.prove(credential).await?;
-        let proven = match (kind, proven) {
-            // This deployment's own calls name which of its agents is calling.
-            (CallerKind::Deployment, _) => {
-                asserted.clone().unwrap_or_else(|| self.agent_id.clone())
-            }
-            (_, proven) => proven,
-        };
+        // A self-call token proves the one agent of this deployment it was made for: the one
+        // `X-Participant-Id` names, else this agent.
+        let claimed = asserted.as_deref().unwrap_or(&self.agent_id);
+        let (proven, kind) = self.prove(credential, claimed).await?;
         if let Some(asserted) = asserted
             && asserted != proven
         {
@@ -147,14 +143,18 @@ impl Authenticator {
         id == self.agent_id || id == ANONYMOUS_PARTICIPANT
     }
 
-    async fn prove(&self, credential: Credential<'_>) -> Result<(String, CallerKind), Refused> {
+    async fn prove(
+        &self,
+        credential: Credential<'_>,
+        claimed: &str,
+    ) -> Result<(String, CallerKind), Refused> {
         let presented = match credential {
             Credential::Bearer(token) | Credential::ApiKey(token) => token,
         };
         if matches!(credential, Credential::Bearer(_))
-            && self.deployment.is_self_call_token(presented)
+            && self.deployment.is_self_call_token(claimed, presented)
         {
-            return Ok((self.agent_id.clone(), CallerKind::Deployment));
+            return Ok((claimed.to_string(), CallerKind::Deployment));
         }
         let presented_digest = digest(presented);
         let mut granted = None;
@@ -348,26 +348,59 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_deployment_token_is_this_agent_and_names_which_of_its_agents() {
-        let token = format!(
-            "Bearer {}",
-            DeploymentKey::from_secret("deployment secret").self_call_token()
-        );
+    async fn a_self_call_token_proves_the_one_agent_it_was_made_for() {
+        let key = DeploymentKey::from_secret("deployment secret");
+        let bearer = |agent: &str| format!("Bearer {}", key.self_call_token(agent));
         assert_eq!(
-            identify(AuthMode::Authenticated, &[("authorization", &token)]).await,
+            identify(
+                AuthMode::Authenticated,
+                &[("authorization", &bearer("front-desk"))]
+            )
+            .await,
             Ok((Some("front-desk".into()), CallerKind::Deployment))
         );
         assert_eq!(
             identify(
                 AuthMode::Anonymous,
-                &[("authorization", &token), ("x-participant-id", "ledger")]
+                &[
+                    ("authorization", &bearer("ledger")),
+                    ("x-participant-id", "ledger")
+                ]
             )
             .await,
             Ok((Some("ledger".into()), CallerKind::Deployment))
         );
+        // One agent's token names no other participant: not a stranger, not another agent.
+        for (token, claimed) in [
+            (bearer("front-desk"), "alice"),
+            (bearer("front-desk"), "ledger"),
+            (bearer("ledger"), "front-desk"),
+        ] {
+            for mode in [
+                AuthMode::Asserted,
+                AuthMode::Anonymous,
+                AuthMode::Authenticated,
+            ] {
+                let refused = identify(
+                    mode,
+                    &[("authorization", &token), ("x-participant-id", claimed)],
+                )
+                .await
+                .unwrap_err();
+                assert_eq!(refused.0, StatusCode::UNAUTHORIZED, "{mode:?} {claimed}");
+            }
+        }
+        // Without X-Participant-Id, another agent's token is not this agent's.
+        assert_eq!(
+            identify(AuthMode::Asserted, &[("authorization", &bearer("ledger"))])
+                .await
+                .unwrap_err()
+                .0,
+            StatusCode::UNAUTHORIZED
+        );
         let other = format!(
             "Bearer {}",
-            DeploymentKey::from_secret("other").self_call_token()
+            DeploymentKey::from_secret("other").self_call_token("front-desk")
         );
         assert_eq!(
             identify(AuthMode::Asserted, &[("authorization", &other)])

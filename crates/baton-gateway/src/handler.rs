@@ -41,7 +41,7 @@ use tokio_stream::wrappers::ReceiverStream;
 
 use crate::a2a_task::{events_of, task_of};
 use crate::continuation::continuing;
-use crate::identity::{CallerKind, check_task_id, follow_up_sender, required_caller, sender};
+use crate::identity::{CallerKind, caller, check_task_id, sender};
 use crate::intake::{Trust, follow_up, inbox_message, new_task, text_of};
 use crate::listing::{Freshness, list_tasks};
 use crate::listing_cache::ListingCache;
@@ -234,7 +234,7 @@ impl TemporalHandler {
             .and_then(|c| c.task_push_notification_config.as_ref());
         if let Some(task_id) = message.task_id.clone().filter(|id| !id.is_empty()) {
             check_task_id(&task_id)?;
-            let sender = follow_up_sender(params, message, &task_id, &self.config.agent_id)?.id;
+            let sender = sender(params, message, &self.config.agent_id)?.id;
             let mut inbox = follow_up(&sender, message)?;
             inbox.push_config = webhook.map(|w| self.push_config(&task_id, w)).transpose()?;
             let view = self.view(&task_id).await?;
@@ -990,7 +990,7 @@ impl RequestHandler for TemporalHandler {
 /// Who asks to read `task_id`, once the id is one Baton could have made.
 fn reader_of(params: &ServiceParams, task_id: &str) -> Result<String, A2AError> {
     check_task_id(task_id)?;
-    Ok(required_caller(params, task_id)?.id)
+    Ok(caller(params).id)
 }
 
 /// `view`, if `caller` is one of its task's participants; "not found" otherwise, as for a task

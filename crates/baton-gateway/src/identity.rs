@@ -1,7 +1,9 @@
 //! Who is calling, as the routes see it: `X-Participant-Id` as [`crate::auth`] left it (the
 //! proven participant, or the asserted one where the mode takes that), with `X-Baton-Caller`
 //! saying how it is known. A first message may name its sender in `metadata.participant_id`
-//! instead; the two never disagree, and a stranger is never served another's task.
+//! instead; the two never disagree, and a stranger is never served another's task. A caller
+//! that names nobody, where the mode takes asserted ids, is served as the anonymous caller, so a
+//! generic client that sends nothing Baton-specific is served at the defaults.
 
 use a2a::{A2AError, Message};
 use a2a_server::ServiceParams;
@@ -16,7 +18,6 @@ pub const CALLER_KIND_HEADER: &str = "x-baton-caller";
 const PARTICIPANT_METADATA: &str = "participant_id";
 /// The longest participant or task id the gateway takes.
 pub const MAX_ID_CHARS: usize = 256;
-const NO_PARTICIPANT: &str = "no participant asserted";
 
 /// Whether `id` can be a participant or task id: 1 to [`MAX_ID_CHARS`] printable ASCII
 /// characters, no space.
@@ -69,7 +70,7 @@ pub enum CallerKind {
     Deployment,
     /// Taken as said (`server.auth.mode = "asserted"`).
     Asserted,
-    /// No credential, in anonymous mode.
+    /// No credential, and no participant named: its tasks are reached by their ids alone.
     Anonymous,
 }
 
@@ -106,8 +107,18 @@ pub struct Caller {
     pub kind: CallerKind,
 }
 
-/// The participant a call is made as, from the header alone.
-pub fn caller(params: &ServiceParams) -> Option<Caller> {
+impl Caller {
+    /// The caller who names nobody and presents no credential.
+    fn anonymous() -> Caller {
+        Caller {
+            id: baton_config::ANONYMOUS_PARTICIPANT.to_string(),
+            kind: CallerKind::Anonymous,
+        }
+    }
+}
+
+/// The participant `X-Participant-Id` names, as [`crate::auth`] left it.
+fn named_caller(params: &ServiceParams) -> Option<Caller> {
     params
         .get(PARTICIPANT_HEADER)
         .and_then(|values| values.first())
@@ -119,9 +130,15 @@ pub fn caller(params: &ServiceParams) -> Option<Caller> {
         })
 }
 
-/// The sender of a message: the header, or the message's metadata. Both given and different,
-/// or neither given, is invalid; an id in the metadata is asserted, so it may not be this
-/// agent's own (`agent_id`) nor the anonymous one.
+/// The participant a call is made as, from the header alone: the anonymous caller when it
+/// names nobody.
+pub fn caller(params: &ServiceParams) -> Caller {
+    named_caller(params).unwrap_or_else(Caller::anonymous)
+}
+
+/// The sender of a message: the header, or the message's metadata, else the anonymous caller.
+/// Both given and different is invalid; an id in the metadata is asserted, so it may not be
+/// this agent's own (`agent_id`) nor the anonymous one.
 pub fn sender(
     params: &ServiceParams,
     message: &Message,
@@ -141,7 +158,7 @@ pub fn sender(
             "metadata.participant_id must be 1 to {MAX_ID_CHARS} printable ASCII characters"
         )));
     }
-    match (caller(params), from_metadata) {
+    match (named_caller(params), from_metadata) {
         (Some(header), Some(metadata)) if header.id != metadata => Err(A2AError::invalid_params(
             "the message names a different participant than X-Participant-Id",
         )),
@@ -156,33 +173,8 @@ pub fn sender(
             id,
             kind: CallerKind::of(params),
         }),
-        (None, None) => Err(A2AError::invalid_params(format!(
-            "{NO_PARTICIPANT}: send X-Participant-Id or metadata.participant_id"
-        ))),
+        (None, None) => Ok(Caller::anonymous()),
     }
-}
-
-/// The sender of a message to the existing task `task_id`: as [`sender`], except that a message
-/// asserting no participant finds no task (as every other call on a task does), so a stranger
-/// learns nothing of which task ids exist.
-pub fn follow_up_sender(
-    params: &ServiceParams,
-    message: &Message,
-    task_id: &str,
-    agent_id: &str,
-) -> Result<Caller, A2AError> {
-    sender(params, message, agent_id).map_err(|error| {
-        if error.message.starts_with(NO_PARTICIPANT) {
-            A2AError::task_not_found(task_id)
-        } else {
-            error
-        }
-    })
-}
-
-/// The caller of a call that names an existing task; without one the task is "not found".
-pub fn required_caller(params: &ServiceParams, task_id: &str) -> Result<Caller, A2AError> {
-    caller(params).ok_or_else(|| A2AError::task_not_found(task_id))
 }
 
 #[cfg(test)]

@@ -57,9 +57,10 @@ pub async fn list_tasks(
             .map_err(|_| A2AError::invalid_params("pageToken is not one this server issued"))?,
     };
     // An anonymous caller's tasks are reached by their ids alone: none is listed to anyone.
-    let Some(caller) = caller(params).filter(|c| c.kind != CallerKind::Anonymous) else {
+    let caller = caller(params);
+    if caller.kind == CallerKind::Anonymous {
         return Ok(empty(page_size));
-    };
+    }
     let key = ListingKey {
         caller: caller.id,
         context_id: req.context_id.clone(),
