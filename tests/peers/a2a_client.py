@@ -6,7 +6,7 @@ With --extension URI (repeatable) the client activates that extension (A2A-Exten
 none it activates nothing, as a generic client does. A send with --context-id continues that
 context. With --scheme and --credential, the SDK's AuthInterceptor presents the credential as the card's
 scheme of that name says; with no --participant, no X-Participant-Id is sent. Over GRPC the
-card's gRPC interface is called on an insecure channel, and --participant travels as metadata.
+card's gRPC interface (an http URL) is called on an insecure channel, and --participant travels as metadata.
 
 OP is send, stream, get, list, cancel, subscribe, or push-create, push-get, push-list,
 push-delete. A send or stream with --push-url carries that webhook inline, in
@@ -21,6 +21,7 @@ import asyncio
 import json
 import sys
 import uuid
+from urllib.parse import urlsplit
 
 import grpc
 import httpx
@@ -91,6 +92,16 @@ class ServiceParameters(ClientCallInterceptor):
         return None
 
 
+def grpc_channel(url: str):
+    """A channel to a card's gRPC interface: an absolute URL, as A2A 1.0 asks (http or https),
+    or the bare host:port older cards give. gRPC's own target syntax has no http scheme."""
+    parsed = urlsplit(url if "://" in url else f"http://{url}")
+    target = parsed.netloc
+    if parsed.scheme == "https":
+        return grpc.aio.secure_channel(target, grpc.ssl_channel_credentials())
+    return grpc.aio.insecure_channel(target)
+
+
 def emit(proto) -> None:
     print(json.dumps(MessageToDict(proto)), flush=True)
 
@@ -107,7 +118,7 @@ async def run(args: argparse.Namespace) -> None:
         httpx_client=http,
         supported_protocol_bindings=[args.binding],
         use_client_preference=True,
-        grpc_channel_factory=grpc.aio.insecure_channel if grpc_binding else None,
+        grpc_channel_factory=grpc_channel if grpc_binding else None,
     )
     # The SDK's own AuthInterceptor reads the card's securitySchemes and presents the credential
     # the way the named scheme says (a bearer token, an API key header, an OIDC token).

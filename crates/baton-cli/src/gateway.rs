@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use baton_config::Settings;
-use baton_config::agent_card::{agent_card, public_url};
+use baton_config::agent_card::{public_url, served_card};
 use baton_core::deployment_key::DeploymentKey;
 use baton_gateway::{Authenticator, GatewayConfig, Limits, TemporalHandler, gateway_routes};
 use temporalio_client::Client;
@@ -70,7 +70,7 @@ pub fn routes(settings: &Settings, client: Client, deployment: Arc<DeploymentKey
             agent_id: settings.agent.id.clone(),
             task_queue: settings.temporal.task_queue.clone(),
             delegators: settings.server.delegators.clone(),
-            card: agent_card(settings),
+            card: served_card(settings),
             temporal_timeout: settings.server.temporal_timeout,
             blocking_timeout: settings.server.blocking_timeout,
             allow_private_push_urls: settings.server.allow_private_push_urls,

@@ -69,8 +69,13 @@ async fn the_card_is_served_with_caching_and_names_all_three_bindings() {
         .map(|i| i["protocolBinding"].as_str().unwrap())
         .collect();
     assert_eq!(bindings, ["JSONRPC", "HTTP+JSON", "GRPC"]);
-    let port = agent.url.rsplit(':').next().unwrap().trim_end_matches('/');
-    assert_eq!(interfaces[2]["url"], format!("127.0.0.1:{port}"));
+    // Every interface an absolute URL, gRPC at the origin: what strict clients (ADK) accept.
+    let origin = agent.url.trim_end_matches('/');
+    assert_eq!(interfaces[2]["url"], origin);
+    for interface in interfaces {
+        let url = interface["url"].as_str().unwrap();
+        assert!(url.starts_with(origin), "{interface}");
+    }
     assert_eq!(card["capabilities"]["streaming"], true);
     assert_eq!(card["capabilities"]["pushNotifications"], true);
     assert!(

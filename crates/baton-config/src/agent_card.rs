@@ -12,7 +12,7 @@ use a2a::{
 use baton_core::extensions::{ENVELOPE_MEDIA_TYPE, SUPPORTED_EXTENSIONS};
 use url::Url;
 
-use crate::{AuthMode, AuthSettings, Settings};
+use crate::{AuthMode, AuthSettings, GrpcUrlForm, Settings};
 
 const DEFAULT_NAME: &str = "Baton";
 const DEFAULT_DESCRIPTION: &str =
@@ -27,13 +27,35 @@ pub fn public_url(settings: &Settings) -> Url {
     })
 }
 
-/// Where gRPC clients reach the agent: `host:port` of the public URL, as gRPC names a target.
-/// gRPC is served at the root of that origin whatever the URL's path, since gRPC clients call
+/// Where gRPC clients reach the agent, in the form `[card] grpc_url` asks: the origin of the
+/// public URL, port included, as an absolute URL (A2A 1.0's `AgentInterface.url`; strict
+/// clients such as ADK refuse anything else), or its bare `host:port`. gRPC is served at the
+/// root of that origin whatever the URL's path, since gRPC clients call
 /// `/lf.a2a.v1.A2AService/<Method>` there.
-fn grpc_target(public: &Url) -> String {
+fn grpc_url(public: &Url, form: GrpcUrlForm) -> String {
     let host = public.host_str().unwrap_or("127.0.0.1");
     let port = public.port_or_known_default().unwrap_or(80);
-    format!("{host}:{port}")
+    match form {
+        GrpcUrlForm::Origin => format!("{}://{host}:{port}", public.scheme()),
+        GrpcUrlForm::HostPort => format!("{host}:{port}"),
+    }
+}
+
+/// The agent card as the gateway serves it. The official types write an `http` gRPC URL as
+/// `host:port` whatever they are given, so the gRPC interface's URL is set here, in the form
+/// `[card] grpc_url` asks.
+pub fn served_card(settings: &Settings) -> serde_json::Value {
+    let mut card = serde_json::to_value(agent_card(settings)).expect("an agent card serialises");
+    let url = grpc_url(&public_url(settings), settings.card.grpc_url);
+    for interface in card["supportedInterfaces"]
+        .as_array_mut()
+        .expect("a card lists its interfaces")
+    {
+        if interface["protocolBinding"] == TRANSPORT_PROTOCOL_GRPC {
+            interface["url"] = serde_json::Value::String(url.clone());
+        }
+    }
+    card
 }
 
 /// The agent card for `settings`. Every `[card]` value that is set replaces its default.
@@ -54,7 +76,10 @@ pub fn agent_card(settings: &Settings) -> AgentCard {
         supported_interfaces: vec![
             AgentInterface::new(format!("{base}/"), TRANSPORT_PROTOCOL_JSONRPC),
             AgentInterface::new(base, TRANSPORT_PROTOCOL_HTTP_JSON),
-            AgentInterface::new(grpc_target(&public), TRANSPORT_PROTOCOL_GRPC),
+            AgentInterface::new(
+                grpc_url(&public, settings.card.grpc_url),
+                TRANSPORT_PROTOCOL_GRPC,
+            ),
         ],
         capabilities: AgentCapabilities {
             streaming: Some(true),
@@ -254,11 +279,47 @@ mod tests {
             card.supported_interfaces[1].url,
             "https://ledger.example/a2a"
         );
-        assert_eq!(card.supported_interfaces[2].url, "ledger.example:443");
+        assert_eq!(
+            card.supported_interfaces[2].url,
+            "https://ledger.example:443"
+        );
         assert_eq!(card.skills.len(), 1);
         assert_eq!(
             card.skills[0].examples.as_deref(),
             Some(&["Where is order 7?".to_string()][..])
+        );
+    }
+
+    #[test]
+    fn every_interface_is_served_as_an_absolute_url_unless_grpc_is_asked_for_as_host_port() {
+        let served = served_card(&settings("[server]\nbind = \"127.0.0.1:7070\""));
+        let urls: Vec<&str> = served["supportedInterfaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|interface| interface["url"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            urls,
+            [
+                "http://127.0.0.1:7070/",
+                "http://127.0.0.1:7070",
+                "http://127.0.0.1:7070"
+            ]
+        );
+        let host_port = served_card(&settings(
+            "[server]\nbase_url = \"https://ledger.example/a2a\"\n[card]\ngrpc_url = \"host-port\"",
+        ));
+        assert_eq!(
+            host_port["supportedInterfaces"][2]["url"],
+            "ledger.example:443"
+        );
+        let error = Settings::parse("[card]\ngrpc_url = \"grpc\"", Path::new("."), &|_| None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("card.grpc_url") && error.contains("\"host-port\""),
+            "{error}"
         );
     }
 

@@ -15,6 +15,19 @@ pub(crate) struct CardSettings {
     pub(crate) version: Option<String>,
     /// The skills the card lists, in order.
     pub(crate) skills: Vec<CardSkill>,
+    /// How the card writes the gRPC interface's URL.
+    pub(crate) grpc_url: GrpcUrlForm,
+}
+
+/// How the card writes the gRPC interface's URL (`[card] grpc_url`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GrpcUrlForm {
+    /// `http(s)://host:port`, an absolute URL as A2A 1.0 asks: what strict clients (ADK) accept.
+    #[default]
+    Origin,
+    /// `host:port`, for gRPC clients that hand the card's URL to gRPC unchanged (the a2a-js
+    /// SDK's, the Python a2a-sdk's with `grpc.aio.insecure_channel`).
+    HostPort,
 }
 
 /// One `[[card.skills]]` entry.
@@ -32,7 +45,7 @@ pub(crate) struct CardSkill {
     pub(crate) examples: Vec<String>,
 }
 
-const KEYS: [&str; 4] = ["name", "description", "version", "skills"];
+const KEYS: [&str; 5] = ["name", "description", "version", "skills", "grpc_url"];
 const SKILL_KEYS: [&str; 5] = ["id", "name", "description", "tags", "examples"];
 
 pub(crate) fn read(field: Field<'_>, errors: &mut Errors) -> CardSettings {
@@ -58,11 +71,22 @@ pub(crate) fn read(field: Field<'_>, errors: &mut Errors) -> CardSettings {
         .iter()
         .filter_map(|skill| read_skill(skill, &mut ids, errors))
         .collect();
+    let grpc_url = section
+        .field("grpc_url")
+        .choice(
+            &[
+                ("origin", GrpcUrlForm::Origin),
+                ("host-port", GrpcUrlForm::HostPort),
+            ],
+            errors,
+        )
+        .unwrap_or_default();
     CardSettings {
         name,
         description,
         version,
         skills,
+        grpc_url,
     }
 }
 
@@ -140,6 +164,7 @@ mod tests {
                         examples: vec![],
                     },
                 ],
+                grpc_url: crate::GrpcUrlForm::Origin,
             }
         );
     }
@@ -235,7 +260,7 @@ mod tests {
         assert_only_error(
             "[card]\nlogo = \"x.png\"",
             "card.logo",
-            "unknown setting (allowed: name, description, version, skills)",
+            "unknown setting (allowed: name, description, version, skills, grpc_url)",
         );
         assert_only_error(
             "[[card.skills]]\nid = \"a\"\nname = \"A\"\n[[card.skills]]\nid = \"b\"\nname = \"B\"\ncolour = \"red\"",

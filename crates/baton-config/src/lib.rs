@@ -41,6 +41,7 @@ pub use auth::{
     ANONYMOUS_PARTICIPANT, AuthMode, AuthSettings, DEPLOYMENT_SECRET_VARIABLE, OidcSettings,
     TokenGrant,
 };
+pub use card::GrpcUrlForm;
 pub use duration::parse_duration;
 pub use embedded_temporal::{EmbeddedTemporal, SqliteSync};
 pub use error::{ConfigError, SettingError};

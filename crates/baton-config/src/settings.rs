@@ -448,6 +448,7 @@ bind = "0.0.0.0:9464"
                         tags: vec!["routing".into()],
                         examples: vec!["Who can reconcile March?".into()],
                     }],
+                    grpc_url: crate::GrpcUrlForm::Origin,
                 },
                 temporal: TemporalSettings {
                     mode: TemporalMode::Remote,

@@ -58,8 +58,9 @@ pub struct GatewayConfig {
     pub task_queue: String,
     /// `server.delegators`: participants trusted to brief a new task fully.
     pub delegators: Vec<String>,
-    /// The agent card served at `/.well-known/agent-card.json`.
-    pub card: AgentCard,
+    /// The agent card served at `/.well-known/agent-card.json`
+    /// (`baton_config::agent_card::served_card`).
+    pub card: serde_json::Value,
     /// The longest any one call to Temporal may take (`server.temporal_timeout`): past it the
     /// caller gets a retryable error, never a hang.
     pub temporal_timeout: Duration,
