@@ -24,6 +24,7 @@ use futures::StreamExt;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 
 use crate::heartbeat::heartbeating;
+use crate::remote_calls::read_whole;
 
 /// How many tasks of one delegation's context are read: one is expected, a few more mean an
 /// agent that ignored a repeated `messageId`.
@@ -246,8 +247,12 @@ async fn create(agent: &RemoteAgent, message: Message) -> Result<StartAgentTaskO
         if let Some(next) = next {
             let settled = next.state.is_terminal() || next.state.is_interrupted();
             if settled {
+                let task = match event {
+                    StreamResponse::Task(_) => next,
+                    _ => read_whole(agent, next).await,
+                };
                 return Ok(StartAgentTaskOut::Started {
-                    task: next,
+                    task,
                     deadline_secs: None,
                     watch: None,
                 });

@@ -16,7 +16,7 @@ use temporalio_sdk::activities::{ActivityContext, ActivityError};
 use tokio::time::Instant;
 
 use crate::heartbeat::heartbeating;
-use crate::remote_calls::classify;
+use crate::remote_calls::{classify, read_whole};
 
 pub async fn follow(
     ctx: &ActivityContext,
@@ -105,7 +105,12 @@ async fn one_subscription(
         };
         if let Some(next) = next {
             if differs(&next, known) {
-                return Ok(Some(next));
+                let settled = next.state.is_terminal() || next.state.is_interrupted();
+                return Ok(Some(match event {
+                    StreamResponse::Task(_) => next,
+                    _ if settled => read_whole(agent, next).await,
+                    _ => next,
+                }));
             }
             current = Some(next);
         }

@@ -25,6 +25,25 @@ pub async fn cancel(
     snapshot(agent.cancel_task(&input.remote_task_id).await)
 }
 
+/// A settled snapshot a stream built from its updates, read again whole: an update carries only
+/// the status message, and the answer may be in an artifact or the history. The stream's own
+/// snapshot when the read fails or finds the task in another state.
+pub async fn read_whole(agent: &RemoteAgent, from_stream: RemoteSnapshot) -> RemoteSnapshot {
+    match agent.get_task(&from_stream.remote_task_id).await {
+        Ok(task) if of_task(&task).state == from_stream.state => of_task(&task),
+        Ok(_) => from_stream,
+        Err(error) => {
+            tracing::debug!(
+                "reading task {} whole after its stream settled failed, keeping the stream's \
+                 words: {}",
+                from_stream.remote_task_id,
+                one_line(&error.to_string())
+            );
+            from_stream
+        }
+    }
+}
+
 /// What the stand-in learns from a call that answers with the task: its snapshot, or the
 /// [`classify`]d error.
 fn snapshot(answer: Result<Task, AgentError>) -> Result<RemoteSnapshot, ActivityError> {

@@ -14,6 +14,10 @@ It serves its card, JSON-RPC at /rpc and HTTP+JSON at /rest on 127.0.0.1, and pr
   hang      WORKING until cancelled
   converse  WORKING, then INPUT_REQUIRED "here you are: <text>" with the status extension's
             sub_state awaiting-next-message, as a tiny-harness conversation parks after answering
+  artifact  WORKING, an artifact "artifact: <text>" with a data part {"rows": 3}, then COMPLETED
+            with the generic "Task completed successfully" (LangGraph's shape)
+  history   WORKING "history: <text>", then COMPLETED with no message and no artifact: the answer
+            is only in the task's history (Microsoft Agent Framework's shape)
 
 With --hold-file PATH, every new task stays SUBMITTED (its Task event sent) until PATH exists:
 the window in which a creating client may die. CancelTask moves any unfinished task to CANCELED. With --push the card declares push
@@ -36,6 +40,7 @@ from contextlib import aclosing
 
 import grpc
 import httpx
+from google.protobuf import struct_pb2
 from google.protobuf.json_format import MessageToDict
 import uvicorn
 from starlette.applications import Starlette
@@ -58,6 +63,7 @@ from a2a.server.tasks import (
 from a2a.types import a2a_pb2_grpc
 from a2a.types import (
     AgentCapabilities,
+    Artifact,
     AgentCard,
     AgentExtension,
     AgentInterface,
@@ -75,11 +81,14 @@ from a2a.types import (
     Task,
     TaskState,
     TaskStatus,
+    TaskArtifactUpdateEvent,
     TaskStatusUpdateEvent,
 )
 
 STATUS_EXTENSION_KEY = "io.github.madarauchiha-314.tiny-harness/status"
-BEHAVIOURS = ("complete", "work", "park", "auth", "fail", "long", "die", "hang", "converse")
+BEHAVIOURS = (
+    "complete", "work", "park", "auth", "fail", "long", "die", "hang", "converse", "artifact", "history",
+)
 RECORDED_HEADERS = ("a2a-version", "a2a-extensions", "x-participant-id", "traceparent", "tracestate")
 A2A_PATHS = ("/rpc", "/rest")
 STATS_PATH = "/_stats"
@@ -294,7 +303,8 @@ class ScriptedExecutor(AgentExecutor):
             while not os.path.exists(self.args.hold_file):
                 await asyncio.sleep(0.05)
         behaviour = self.args.behaviour
-        await say(TaskState.TASK_STATE_WORKING, "working on it" if behaviour == "work" else None)
+        working_words = {"work": "working on it", "history": f"history: {text}"}.get(behaviour)
+        await say(TaskState.TASK_STATE_WORKING, working_words)
         if self.args.settle_seconds > 0:
             # Past the delegating agent's settle grace: its stand-in, not its create, hears the rest.
             await asyncio.sleep(self.args.settle_seconds)
@@ -317,6 +327,22 @@ class ScriptedExecutor(AgentExecutor):
                 await asyncio.Event().wait()
             case "hang":
                 await asyncio.Event().wait()
+            case "artifact":
+                data = struct_pb2.Value()
+                data.struct_value.update({"rows": 3})
+                await event_queue.enqueue_event(
+                    TaskArtifactUpdateEvent(
+                        task_id=context.task_id,
+                        context_id=context_id,
+                        artifact=Artifact(
+                            artifact_id="answer",
+                            parts=[Part(text=f"artifact: {text}"), Part(data=data)],
+                        ),
+                    )
+                )
+                await say(TaskState.TASK_STATE_COMPLETED, "Task completed successfully")
+            case "history":
+                await say(TaskState.TASK_STATE_COMPLETED)
             case "converse":
                 await self.update(
                     event_queue,

@@ -299,9 +299,11 @@ impl RemoteAgent {
             .await
     }
 
-    /// GetTask on the agent.
+    /// GetTask on the agent, with the last few messages an answer may be read from
+    /// ([`crate::snapshot::ANSWER_HISTORY`]).
     pub async fn get_task(&self, task_id: &str) -> Result<Task, AgentError> {
-        self.get_task_with_history(task_id, 0).await
+        self.get_task_with_history(task_id, crate::snapshot::ANSWER_HISTORY)
+            .await
     }
 
     /// GetTask with up to the last `history_length` messages of the task.

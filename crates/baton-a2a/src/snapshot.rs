@@ -1,10 +1,22 @@
 //! Reading what a remote agent says about a task into a [`RemoteSnapshot`]: the state, the
-//! sub-state of the status extension, and the agent's last words.
+//! sub-state of the status extension, and the agent's words.
+//!
+//! Agents put their answer in different places: the final status message (Baton,
+//! tiny-harness, the a2a-sdk's examples), an artifact behind a generic status text (LangGraph),
+//! a WORKING message kept in the history before an empty completion (Microsoft Agent
+//! Framework). One rule reads them all, so a generic status text never hides real content:
+//! the status message, then every artifact it does not already say (text parts as they are,
+//! data parts as JSON); with neither, the last agent message of the history.
 
-use a2a::{Message, Part, PartContent, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent};
+use a2a::{
+    Message, Part, PartContent, Role, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent,
+};
 use baton_core::a2a_state::from_a2a;
-use baton_core::extensions::sub_state_of;
+use baton_core::extensions::{ENVELOPE_MEDIA_TYPE, sub_state_of};
 use baton_proto::RemoteSnapshot;
+
+/// How many of a task's last messages a read asks for: enough to find the agent's last one.
+pub const ANSWER_HISTORY: i32 = 5;
 
 /// The snapshot of a whole task (GetTask, a stream's first event, a blocking send).
 pub fn of_task(task: &Task) -> RemoteSnapshot {
@@ -12,8 +24,41 @@ pub fn of_task(task: &Task) -> RemoteSnapshot {
         remote_task_id: task.id.clone(),
         state: from_a2a(&task.status.state),
         sub_state: sub_state_of(task.metadata.as_ref()),
-        text: status_text(&task.status).or_else(|| artifacts_text(task)),
+        text: task_text(task),
     }
+}
+
+/// The agent's words in a whole task, by the rule in this module's comment.
+fn task_text(task: &Task) -> Option<String> {
+    let status = status_text(&task.status);
+    let artifacts: Vec<String> = task
+        .artifacts
+        .iter()
+        .flatten()
+        .filter_map(|artifact| parts_text(&artifact.parts))
+        .collect();
+    let mut said: Vec<String> = status
+        .into_iter()
+        .filter(|status| {
+            !artifacts
+                .iter()
+                .any(|artifact| artifact.contains(status.as_str()))
+        })
+        .collect();
+    said.extend(artifacts);
+    if said.is_empty() {
+        return last_agent_message(task);
+    }
+    Some(said.join("\n\n"))
+}
+
+fn last_agent_message(task: &Task) -> Option<String> {
+    task.history
+        .iter()
+        .flatten()
+        .rev()
+        .filter(|message| message.role == Role::Agent)
+        .find_map(message_text)
 }
 
 /// The snapshot of one status update on its own: every update names its task, so a stream that
@@ -50,7 +95,8 @@ pub fn after_event(before: &RemoteSnapshot, event: &StreamResponse) -> Option<Re
     }
 }
 
-/// The text parts of a message, joined by newlines; `None` when there are none.
+/// The words of a message (text parts, and data parts as JSON), joined by newlines; `None`
+/// when there are none.
 pub fn message_text(message: &Message) -> Option<String> {
     parts_text(&message.parts)
 }
@@ -59,21 +105,15 @@ fn status_text(status: &TaskStatus) -> Option<String> {
     status.message.as_ref().and_then(message_text)
 }
 
-fn artifacts_text(task: &Task) -> Option<String> {
-    let texts: Vec<String> = task
-        .artifacts
-        .iter()
-        .flatten()
-        .filter_map(|artifact| parts_text(&artifact.parts))
-        .collect();
-    (!texts.is_empty()).then(|| texts.join("\n"))
-}
-
+/// Text parts as they are and data parts as JSON; the task envelope is protocol, not words.
 fn parts_text(parts: &[Part]) -> Option<String> {
-    let texts: Vec<&str> = parts
+    let texts: Vec<String> = parts
         .iter()
         .filter_map(|part| match &part.content {
-            PartContent::Text(text) if !text.is_empty() => Some(text.as_str()),
+            PartContent::Text(text) if !text.trim().is_empty() => Some(text.clone()),
+            PartContent::Data(data) if part.media_type.as_deref() != Some(ENVELOPE_MEDIA_TYPE) => {
+                Some(data.to_string())
+            }
             _ => None,
         })
         .collect();
@@ -105,14 +145,95 @@ mod tests {
         assert_eq!(snapshot.text.as_deref(), Some("which account?"));
     }
 
+    fn text_of(value: Value) -> Option<String> {
+        of_task(&task(value)).text
+    }
+
+    fn agent_says(text: &str) -> Value {
+        json!({"messageId": text, "role": "ROLE_AGENT", "parts": [{"text": text}]})
+    }
+
     #[test]
-    fn without_a_status_message_the_artifacts_are_the_answer() {
+    fn without_a_status_message_the_artifacts_are_the_answer_data_as_json() {
         let snapshot = of_task(&task(json!({
             "id": "t1", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"},
             "artifacts": [{"artifactId": "a", "parts": [{"text": "42"}, {"data": {"x": 1}}]}]
         })));
         assert_eq!(snapshot.state, TaskState::Completed);
-        assert_eq!(snapshot.text.as_deref(), Some("42"));
+        assert_eq!(snapshot.text.as_deref(), Some("42\n{\"x\":1}"));
+    }
+
+    #[test]
+    fn a_generic_status_text_never_hides_an_artifact() {
+        // LangGraph's shape: a generic completion text, the answer in an artifact.
+        assert_eq!(
+            text_of(json!({
+                "id": "t", "contextId": "c",
+                "status": {"state": "TASK_STATE_COMPLETED", "message": agent_says("Task completed successfully")},
+                "artifacts": [
+                    {"artifactId": "a", "parts": [{"text": "The ledger balances: 1,204.50"}]},
+                    {"artifactId": "b", "parts": [{"data": {"balanced": true}}]}
+                ]
+            }))
+            .as_deref(),
+            Some("Task completed successfully\n\nThe ledger balances: 1,204.50\n\n{\"balanced\":true}")
+        );
+    }
+
+    #[test]
+    fn a_status_message_an_artifact_repeats_is_said_once() {
+        // Baton's own shape: the answer as the status message and as an artifact.
+        assert_eq!(
+            text_of(json!({
+                "id": "t", "contextId": "c",
+                "status": {"state": "TASK_STATE_COMPLETED", "message": agent_says("42")},
+                "artifacts": [{"artifactId": "a", "parts": [{"text": "42"}]}]
+            }))
+            .as_deref(),
+            Some("42")
+        );
+    }
+
+    #[test]
+    fn with_neither_status_message_nor_artifact_the_history_s_last_agent_message_answers() {
+        // Microsoft Agent Framework's shape: the answer in a WORKING message, then an empty
+        // completion.
+        assert_eq!(
+            text_of(json!({
+                "id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"},
+                "history": [
+                    {"messageId": "u", "role": "ROLE_USER", "parts": [{"text": "Is March balanced?"}]},
+                    agent_says("Working on it"),
+                    agent_says("March is balanced."),
+                    {"messageId": "u2", "role": "ROLE_USER", "parts": [{"text": "thanks"}]}
+                ]
+            }))
+            .as_deref(),
+            Some("March is balanced.")
+        );
+        assert_eq!(
+            text_of(
+                json!({"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}})
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn the_envelope_blank_text_and_files_are_not_words() {
+        assert_eq!(
+            text_of(json!({
+                "id": "t", "contextId": "c",
+                "status": {"state": "TASK_STATE_COMPLETED", "message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [
+                    {"text": "  "},
+                    {"data": {"kind": "task"}, "mediaType": ENVELOPE_MEDIA_TYPE},
+                    {"url": "https://files.example/a.png", "mediaType": "image/png"}
+                ]}},
+                "history": [agent_says("from history")]
+            }))
+            .as_deref(),
+            Some("from history")
+        );
     }
 
     #[test]

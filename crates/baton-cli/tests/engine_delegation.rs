@@ -760,3 +760,102 @@ async fn a_participant_answers_a_sub_task_over_a2a_through_the_parent_task() {
         .collect();
     assert_eq!(texts.last(), Some(&"the savings account"), "{stats}");
 }
+
+/// Every place an agent puts its answer reaches the parent's model, however the delegation
+/// hears of the end: in the create, from a followed stream, or from a push and a read.
+#[tokio::test]
+async fn an_answer_in_an_artifact_or_only_in_the_history_reaches_the_parents_model() {
+    let temporal = TestTemporal::start().await;
+    // (agent id, peer flags, the words the model must read)
+    let shapes: [(&str, &[&str], &str); 6] = [
+        (
+            "artifact-at-once",
+            &["--behaviour", "artifact"],
+            "artifact: ask artifact-at-once",
+        ),
+        (
+            "artifact-followed",
+            &["--behaviour", "artifact", "--settle-seconds", "1"],
+            "artifact: ask artifact-followed",
+        ),
+        (
+            "artifact-pushed",
+            &["--behaviour", "artifact", "--settle-seconds", "1", "--push"],
+            "artifact: ask artifact-pushed",
+        ),
+        (
+            "history-at-once",
+            &["--behaviour", "history"],
+            "history: ask history-at-once",
+        ),
+        (
+            "history-followed",
+            &["--behaviour", "history", "--settle-seconds", "1"],
+            "history: ask history-followed",
+        ),
+        (
+            "history-pushed",
+            &["--behaviour", "history", "--settle-seconds", "1", "--push"],
+            "history: ask history-pushed",
+        ),
+    ];
+    let mut peers = Vec::new();
+    for (_, flags, _) in &shapes {
+        peers.push(PythonPeer::start(flags).await);
+    }
+    // The first turn delegates to the agent its goal names; the next answers.
+    let model = FakeModel::responding(|request| {
+        let text = all_text(request);
+        if text.contains("Sub-task ") {
+            return reply("Read it.");
+        }
+        let agent = text
+            .split("consult@")
+            .nth(1)
+            .and_then(|rest| {
+                rest.split(|c: char| !(c.is_alphanumeric() || c == '-'))
+                    .next()
+            })
+            .unwrap()
+            .to_string();
+        call(
+            "spawn_subtask",
+            json!({"name": "q", "goal": format!("ask {agent}"), "agent": agent}),
+        )
+    })
+    .await;
+    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    for ((id, _, _), peer) in shapes.iter().zip(&peers) {
+        config = config.agent(id, &peer.url(), "");
+    }
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+
+    for (id, _, _) in &shapes {
+        temporal
+            .start_task(
+                &config.task_queue,
+                &format!("t-{id}"),
+                task_input("q", &format!("consult@{id}")),
+            )
+            .await;
+    }
+    for (id, _, words) in &shapes {
+        let view = temporal
+            .wait_for_task(&format!("t-{id}"), WITHIN, |v| v.state.is_terminal())
+            .await;
+        assert_eq!(view.state, TaskState::Completed, "{id}: {view:#?}");
+        let read = model
+            .requests()
+            .iter()
+            .map(all_text)
+            .find(|text| text.contains(&format!("consult@{id}")) && text.contains("Sub-task "))
+            .unwrap_or_else(|| panic!("{id}: no turn read the sub-task"));
+        assert!(read.contains(words), "{id}: {words:?} not in {read}");
+        if id.starts_with("artifact") {
+            assert!(
+                read.contains(r#"{\"rows\":3"#),
+                "{id}: the data part, as JSON: {read}"
+            );
+        }
+    }
+}
