@@ -594,9 +594,9 @@ async fn a_pushed_completion_reaches_the_parent_and_the_push_config_is_deleted()
     assert_eq!(deletes[0]["task_id"], run.remote_id.as_str(), "{stats}");
     assert_eq!(stats["push_configs"], json!([]), "{stats}");
     assert_eq!(stats["tasks_created"], 1, "{stats}");
-    // Every call Baton made on the remote task (the create, the registration, each GetTask and
-    // the delete) asserted the delegating agent.
-    let calls = 3 + scheduled(&events, "get_remote_task");
+    // Every call Baton made on the remote task (the create and its read of the task it left
+    // parked, the registration, each GetTask and the delete) asserted the delegating agent.
+    let calls = 4 + scheduled(&events, "get_remote_task");
     assert_eq!(
         stats["participants"],
         json!(vec!["front-desk"; calls]),
