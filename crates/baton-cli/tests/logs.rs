@@ -74,3 +74,44 @@ async fn json_log_lines_parse_and_a_failed_task_is_one_warn_line_with_its_id_and
         "{failed}"
     );
 }
+
+/// A stranger's push to a stand-in id made of a newline, a forged ERROR line and a terminal
+/// escape is refused, and every line the worker writes about it stays one line, escaped.
+#[tokio::test]
+async fn a_push_url_cannot_forge_a_log_line_or_send_terminal_escapes() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(Vec::new()).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let base = config.base_url.clone().unwrap();
+    let worker = WorkerProcess::start(baton(), &config.render()).await;
+
+    let forged_id = "x%0A2026-12-04T00:00:00.000000Z%20ERROR%20forged%20line%1B[31m";
+    let response = reqwest::Client::new()
+        .post(format!("{base}/a2a/push/{forged_id}"))
+        .header("X-A2A-Notification-Token", "f".repeat(64))
+        .json(
+            &serde_json::json!({"statusUpdate": {"taskId": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_COMPLETED"}}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_client_error(), "{}", response.status());
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let lines = loop {
+        let lines = worker.logged(&["forged"]);
+        if !lines.is_empty() {
+            break lines;
+        }
+        assert!(Instant::now() < deadline, "no line names the push");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    for line in worker.logged(&[""]) {
+        assert!(!line.contains('\u{1b}'), "a raw escape: {line:?}");
+        assert!(
+            !line.starts_with("2026-12-04T00:00:00.000000Z"),
+            "a forged line: {line:?}"
+        );
+    }
+    assert!(lines.iter().all(|line| line.contains("\\n")), "{lines:?}");
+}

@@ -8,7 +8,7 @@
 use baton_proto::{Participant, ParticipantKind, ParticipantRole, SubTaskRow, TaskInput};
 
 use crate::roster::clean_field;
-use crate::untrusted::{neutralise_tags, render_untrusted};
+use crate::untrusted::{clean_untrusted_text, render_untrusted};
 
 /// The `source` of the untrusted block around a note from another agent.
 const NOTE_SOURCE: &str = "agent";
@@ -66,7 +66,7 @@ pub fn render_task_section(input: &TaskInput, sub_tasks: &[SubTaskRow]) -> Strin
 /// every `<` becomes `‹` and every `>` becomes `›`, so the text cannot close
 /// the block it sits in or forge another section.
 pub fn render_note(text: &str) -> String {
-    render_untrusted(&neutralise_tags(text), NOTE_SOURCE)
+    render_untrusted(&clean_untrusted_text(text), NOTE_SOURCE)
 }
 
 /// Appends `heading:` and one `  - item` line per item, or

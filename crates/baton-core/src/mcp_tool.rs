@@ -10,7 +10,7 @@ use crate::spawn_subtask::{INVALID_ARGUMENTS, SPAWN_SUBTASK, ToolError};
 use crate::sub_task_reply::REPLY_TO_SUBTASK;
 use crate::tool_result::tool_error_content;
 use crate::turn_bounds::{MAX_TOOL_NAME_CHARS, cut};
-use crate::untrusted::{neutralise_tags, render_untrusted};
+use crate::untrusted::{clean_untrusted_text, render_untrusted};
 
 /// The label of the untrusted block around a tool's output.
 pub const TOOL_SOURCE: &str = "tool";
@@ -63,7 +63,7 @@ pub fn tool_description(description: &str) -> String {
 /// tag delimiters, inside an untrusted block.
 pub fn tool_output_content(output: &str) -> String {
     render_untrusted(
-        &neutralise_tags(&cut(output, MAX_TOOL_OUTPUT_CHARS)),
+        &clean_untrusted_text(&cut(output, MAX_TOOL_OUTPUT_CHARS)),
         TOOL_SOURCE,
     )
 }

@@ -73,8 +73,10 @@ fn is_internal_v6(ip: Ipv6Addr) -> bool {
     embedded_v4(ip).is_some_and(is_internal_v4)
 }
 
-/// The IPv4 address an IPv6 address carries: IPv4-mapped (`::ffff:a.b.c.d`), IPv4-compatible
-/// (`::a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`) and 6to4 (`2002:aabb:ccdd::`).
+/// The IPv4 address an IPv6 address carries: IPv4-mapped (`::ffff:a.b.c.d`), IPv4-translated
+/// (`::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`, and the
+/// local-use `64:ff9b:1::/48`), 6to4 (`2002:aabb:ccdd::`) and Teredo (`2001:0::`, whose client
+/// address is stored inverted).
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
     let low =
@@ -82,14 +84,20 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     if let Some(mapped) = ip.to_ipv4_mapped() {
         return Some(mapped);
     }
-    if s[..6] == [0; 6] {
+    let translated = s[..4] == [0; 4] && s[4] == 0xffff && s[5] == 0;
+    if s[..6] == [0; 6] || translated {
         return Some(low(s[6], s[7]));
     }
-    if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0; 4] {
+    let nat64 = s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0; 4];
+    let nat64_local = s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1;
+    if nat64 || nat64_local {
         return Some(low(s[6], s[7]));
     }
     if s[0] == 0x2002 {
         return Some(low(s[1], s[2]));
+    }
+    if s[0] == 0x2001 && s[1] == 0 {
+        return Some(low(!s[6], !s[7]));
     }
     None
 }
@@ -151,6 +159,10 @@ mod tests {
             "http://[ff02::1]/",
             "http://[::ffff:127.0.0.1]/",
             "http://[::ffff:7f00:1]/",
+            "http://[::ffff:0:127.0.0.1]/",
+            "http://[::ffff:0:a9fe:a9fe]/",
+            "http://[64:ff9b:1::7f00:1]/",
+            "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/",
             "http://[::127.0.0.1]/",
             "http://[64:ff9b::7f00:1]/",
             "http://[64:ff9b::a9fe:a9fe]/",
@@ -171,6 +183,8 @@ mod tests {
             "http://[2001:db8::1]/",
             "http://[2606:4700::1111]/",
             "http://[::ffff:8.8.8.8]/",
+            "http://[::ffff:0:8.8.8.8]/",
+            "http://[2001:0:4136:e378:8000:63bf:f7f7:f7f7]/",
             "http://[64:ff9b::808:808]/",
             "http://[2002:808:808::]/",
         ] {

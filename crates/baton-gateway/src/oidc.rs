@@ -72,6 +72,19 @@ pub struct Expected<'a> {
     pub participant_claim: &'a str,
 }
 
+/// Whether `named` (a token's `iss`, a discovery document's `issuer`) is the issuer `configured`
+/// names, compared exactly as OpenID Connect asks. The one spelling the configured URL cannot
+/// tell apart is an issuer with no path, written with or without its final `/`.
+fn names_issuer(named: &str, configured: &str) -> bool {
+    let bare_origin = configured.strip_suffix('/').filter(|origin| {
+        !origin
+            .trim_start_matches("https://")
+            .trim_start_matches("http://")
+            .contains('/')
+    });
+    named == configured || Some(named) == bare_origin
+}
+
 /// The participant `token` proves, if it is a JWT signed by one of `keys` that `expected` takes
 /// at `now` (seconds since the epoch).
 pub fn check_jwt(
@@ -127,7 +140,7 @@ fn check_claims(
         .get("iss")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    if issuer.trim_end_matches('/') != expected.issuer.trim_end_matches('/') {
+    if !names_issuer(issuer, expected.issuer) {
         return Err(invalid("the JWT was issued by another issuer".to_string()));
     }
     let for_us = match claims.get("aud") {
@@ -331,7 +344,10 @@ impl OidcVerifier {
         let url = url::Url::parse(&format!("{issuer}/.well-known/openid-configuration"))
             .map_err(|e| JwtRefusal::KeysUnavailable(e.to_string()))?;
         let document: Value = self.fetch_json(&url).await?;
-        if document["issuer"].as_str().map(|i| i.trim_end_matches('/')) != Some(issuer) {
+        if !document["issuer"]
+            .as_str()
+            .is_some_and(|named| names_issuer(named, self.settings.issuer.as_str()))
+        {
             return Err(JwtRefusal::KeysUnavailable(format!(
                 "the discovery document at {url} names another issuer"
             )));
@@ -498,6 +514,35 @@ mod tests {
     }
 
     #[test]
+    fn an_issuer_is_named_exactly_but_for_the_final_slash_of_a_bare_origin() {
+        for (named, configured) in [
+            (
+                "https://id.example.com/realms/x",
+                "https://id.example.com/realms/x",
+            ),
+            ("https://id.example.com", "https://id.example.com/"),
+            ("https://id.example.com/", "https://id.example.com/"),
+        ] {
+            assert!(names_issuer(named, configured), "{named} for {configured}");
+        }
+        for (named, configured) in [
+            (
+                "https://id.example.com/realms/x/",
+                "https://id.example.com/realms/x",
+            ),
+            (
+                "https://id.example.com/realms",
+                "https://id.example.com/realms/x",
+            ),
+            ("https://id.example.com//", "https://id.example.com/"),
+            ("https://id.example.com.evil.com", "https://id.example.com/"),
+            ("http://id.example.com", "https://id.example.com/"),
+        ] {
+            assert!(!names_issuer(named, configured), "{named} for {configured}");
+        }
+    }
+
+    #[test]
     fn a_token_signed_by_an_issuer_key_proves_its_subject() {
         let decoy = |mut key: Jwk, kid: &str| {
             key.kid = Some(kid.into());
@@ -574,6 +619,14 @@ mod tests {
             (signed(&ec(), &claims()), "no key of the issuer matches"),
             (
                 with(&|c| c["iss"] = json!("https://evil.example.com")),
+                "another issuer",
+            ),
+            (
+                with(&|c| c["iss"] = json!("https://id.example.com/")),
+                "another issuer",
+            ),
+            (
+                with(&|c| c["iss"] = json!("https://ID.example.com")),
                 "another issuer",
             ),
             (

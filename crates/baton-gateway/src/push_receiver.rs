@@ -15,11 +15,13 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use baton_core::a2a_state::from_a2a;
-use baton_core::display::one_line;
+use baton_core::display::{one_line, one_line_capped};
 use baton_core::push_token::token_digest;
 use baton_metrics::PushOutcome;
 use baton_proto::PushIn;
 use baton_proto::temporal::{RemoteTaskWorkflow, remote_task_workflow};
+
+use crate::identity::MAX_ID_CHARS;
 use opentelemetry::trace::FutureExt as _;
 use temporalio_client::errors::WorkflowUpdateError;
 use temporalio_client::{Client, WorkflowExecuteUpdateOptions};
@@ -89,7 +91,8 @@ async fn receive(
         otel.kind = "server",
         otel.status_code = Empty,
         otel.status_description = Empty,
-        baton.stand_in = %stand_in_id,
+        // A stranger chose this id: one line, control characters escaped, bounded.
+        baton.stand_in = %one_line_capped(&stand_in_id, MAX_ID_CHARS),
     );
     let _ = span.set_parent(parent.clone());
     let outcome = deliver(&receiver, &stand_in_id, &headers, body)
