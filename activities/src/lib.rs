@@ -44,8 +44,17 @@ pub use model_turn::StaticPrefix;
 /// The longest a follow holds SubscribeToTask open before handing back to the workflow, so a
 /// follow never outlives its activity timeout and the stand-in can roll over.
 pub const FOLLOW_WINDOW: Duration = Duration::from_secs(600);
-/// How often long activities heartbeat.
-pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
+/// How long a stand-in keeps asking an agent to cancel its task (a refusal, an agent that cannot
+/// be reached) before it reports the cancel unconfirmed, all attempts included.
+pub const CANCEL_CONFIRM_BOUND: Duration = Duration::from_secs(600);
+/// How often long activities record a heartbeat: at least as often as the worker sends them
+/// (`HEARTBEAT_SENT_EVERY`), since a cancel reaches an activity only in a heartbeat's answer.
+pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(1);
+/// The longest the task queue's worker holds a recorded heartbeat before sending it (the SDK's
+/// default is 0.8 × the heartbeat timeout, 16 s for a model call): a cancelled task's model or
+/// tool call is dropped within about this long, not run, and billed, to its end. The follow
+/// queue's worker keeps the default, so a thousand quiet follows cost the server little.
+pub const HEARTBEAT_SENT_EVERY: Duration = Duration::from_secs(2);
 /// The engine's own bound on a creation, all attempts included: past the longest
 /// `agents[].create_timeout`, which `start_agent_task` applies itself.
 pub const CREATE_BACKSTOP: Duration =
@@ -292,7 +301,8 @@ impl BatonActivities {
         remote_calls::delete_push(&*self.agent(&input.task.agent)?, &input).await
     }
 
-    /// CancelTask on the remote task, as the delegating participant.
+    /// CancelTask on the remote task, as the delegating participant, until the agent shows it
+    /// ended or [`CANCEL_CONFIRM_BOUND`] passes.
     #[activity(name = "cancel_remote_task")]
     #[allow(
         missing_docs,
@@ -300,10 +310,16 @@ impl BatonActivities {
     )]
     pub async fn cancel_remote_task(
         self: Arc<Self>,
-        _ctx: ActivityContext,
+        ctx: ActivityContext,
         input: RemoteTaskIn,
     ) -> Result<RemoteSnapshot, ActivityError> {
-        remote_calls::cancel(&*self.agent(&input.agent)?, &input).await
+        let agent = self.agent(&input.agent)?;
+        let waited = since_first_attempt(ctx.info());
+        heartbeating(
+            &ctx,
+            remote_calls::cancel_until_ended(&agent, &input, waited),
+        )
+        .await?
     }
 
     /// Sends the parent's answer to the remote task's question, once: a retry finds the answer

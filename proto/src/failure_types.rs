@@ -12,3 +12,6 @@ pub const PROVIDER_FAILED: &str = "provider.failed";
 /// that calling again cannot mend. (Arguments that are not a JSON object, and a server that
 /// refuses the call, come back to the model as an `is_error` result instead.)
 pub const TOOL_REFUSED: &str = "tool.refused";
+/// The agent neither confirmed a cancel nor showed the task's state before the stand-in's bound
+/// passed: the task may still run.
+pub const CANCEL_NOT_CONFIRMED: &str = "remote.cancel_not_confirmed";

@@ -619,6 +619,8 @@ struct ProxyState {
     refused_while_down: usize,
     /// JSON-RPC method → how many more calls to refuse.
     refuse: std::collections::HashMap<String, usize>,
+    /// How many more CancelTask calls to answer with TaskNotCancelable (-32002).
+    not_cancelable: usize,
     /// JSON-RPC method → how many more calls whose answer is lost: the agent gets the call and
     /// acts on it, the caller gets an internal error.
     lose_answers: std::collections::HashMap<String, usize>,
@@ -661,6 +663,12 @@ impl A2aProxy {
     /// Refuses the next `times` calls of JSON-RPC `method`.
     pub fn refuse(&self, method: &str, times: usize) {
         self.lock().refuse.insert(method.to_string(), times);
+    }
+
+    /// Answers the next `times` CancelTask calls with A2A's TaskNotCancelable (-32002), as an
+    /// agent that cannot stop the task in its current state does, without reaching the agent.
+    pub fn not_cancelable(&self, times: usize) {
+        self.lock().not_cancelable = times;
     }
 
     /// Forwards the next `times` calls of JSON-RPC `method` to the agent and answers the caller
@@ -778,10 +786,28 @@ async fn proxy_request(
                 _ => false,
             };
         let refuse = take(&mut state.refuse);
-        lose_answer = !refuse && take(&mut state.lose_answers);
-        state.calls.push((method.to_string(), refuse));
+        let not_cancelable = !refuse && method == "CancelTask" && state.not_cancelable > 0;
+        if not_cancelable {
+            state.not_cancelable -= 1;
+        }
+        lose_answer = !refuse && !not_cancelable && take(&mut state.lose_answers);
+        state
+            .calls
+            .push((method.to_string(), refuse || not_cancelable));
         if refuse {
             return internal_error("refused by the test proxy");
+        }
+        if not_cancelable {
+            let error = serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": rpc.as_ref().map(|r| r["id"].clone()),
+                "error": {"code": -32002, "message": "Task is not cancelable in its current state"},
+            });
+            return (
+                [(header::CONTENT_TYPE, "application/json")],
+                error.to_string(),
+            )
+                .into_response();
         }
     }
     let path = parts

@@ -78,6 +78,24 @@ struct FakeState {
     request_count: u64,
     replies_sent: u64,
     tool_calls_sent: u64,
+    /// Requests whose caller hung up before they were answered.
+    abandoned: u64,
+}
+
+/// Counts a request as abandoned unless it is answered: dropped with the handler when the
+/// caller hangs up.
+struct Unanswered(Arc<Mutex<FakeState>>);
+
+impl Unanswered {
+    fn answered(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Unanswered {
+    fn drop(&mut self) {
+        lock(&self.0).abandoned += 1;
+    }
 }
 
 #[derive(Clone)]
@@ -149,6 +167,12 @@ impl FakeModel {
     /// How many requests the server has answered or is answering.
     pub fn request_count(&self) -> u64 {
         self.lock().request_count
+    }
+
+    /// How many requests the caller hung up on before they were answered (a `Hang` or a `Held`
+    /// reply whose HTTP request was dropped).
+    pub fn abandoned_count(&self) -> u64 {
+        self.lock().abandoned
     }
 
     /// The API's base URL, as `[model] base_url` would name it: `http://127.0.0.1:PORT/v1`.
@@ -280,8 +304,10 @@ async fn chat_completions(
             completion(id, &call_ids, spec, &model, prompt_tokens).to_string(),
         ),
         Answer::Held { id, call_ids, spec } => {
+            let pending = Unanswered(shared.state.clone());
             let permit = shared.gate.acquire().await;
             permit.expect("the gate is never closed").forget();
+            pending.answered();
             json_body(
                 StatusCode::OK,
                 completion(id, &call_ids, spec, &model, prompt_tokens).to_string(),
@@ -300,9 +326,11 @@ async fn chat_completions(
             response
         }
         Answer::Hang => {
+            let pending = Unanswered(shared.state.clone());
             let mut stopping = shared.stopping.clone();
             // Resolves only once the FakeModel is dropped.
             stopping.changed().await.ok();
+            pending.answered();
             openai_error(StatusCode::SERVICE_UNAVAILABLE, "FakeModel stopped")
         }
         Answer::ScriptEmpty => openai_error(

@@ -183,10 +183,12 @@ async fn past_its_deadline_the_stand_in_cancels_the_remote_task_and_fails_the_ro
     h.task_outcome("t").await.completed();
 }
 
-/// A cancelled stand-in whose CancelTask the agent refuses twice reports CANCELED all the same,
-/// so its parent stops waiting and ends CANCELED.
+/// A cancelled stand-in whose agent never confirms the cancel (the activity, retried after a
+/// failed attempt, still sees the task WORKING when its bound passes) resolves the row FAILED,
+/// saying the task may still run: never CANCELED for a task that may still run. Its parent
+/// stops waiting all the same and ends CANCELED.
 #[tokio::test]
-async fn a_cancelled_stand_in_reports_canceled_even_when_the_agent_refuses() {
+async fn a_cancel_the_agent_never_confirms_resolves_the_row_failed_not_canceled() {
     let h = WorkflowHarness::with_books().await;
     let a = &h.activities;
     let _follow = h.follow_balance().await;
@@ -194,20 +196,41 @@ async fn a_cancelled_stand_in_reports_canceled_even_when_the_agent_refuses() {
     h.cancel("t", "stop").await;
 
     let first = a.cancel_remote_task.next().await;
-    first.fail_attempt("the agent is down");
+    first.fail_attempt("the worker died mid-way");
     let second = a.cancel_remote_task.next().await;
     assert_eq!(second.attempt, 2);
-    second.fail_attempt("the agent is still down");
+    second.reply(remote("r-1", TaskState::Working, Some("still at it")));
 
     assert!(h.stand_in_outcome("t.1").await.is_canceled());
     assert!(h.task_outcome("t").await.is_canceled());
     let row = &h.task("t").await.sub_tasks[0];
-    assert_eq!((row.state, row.resolved), (TaskState::Canceled, true));
-    assert_eq!(
-        a.cancel_remote_task.seen().len(),
-        2,
-        "two attempts, no more"
+    assert_eq!((row.state, row.resolved), (TaskState::Failed, true));
+    let summary = row.summary.as_deref().unwrap_or_default();
+    assert!(
+        summary.contains("the cancel was not confirmed")
+            && summary.contains("WORKING")
+            && summary.contains("may still run"),
+        "{summary}"
     );
+}
+
+/// A cancel the agent confirms resolves the row CANCELED.
+#[tokio::test]
+async fn a_cancel_the_agent_confirms_resolves_the_row_canceled() {
+    let h = WorkflowHarness::with_books().await;
+    let a = &h.activities;
+    let _follow = h.follow_balance().await;
+    h.answer_and_wait("waiting for the balance").await;
+    h.cancel("t", "stop").await;
+
+    a.cancel_remote_task
+        .next()
+        .await
+        .reply(remote("r-1", TaskState::Canceled, None));
+
+    assert!(h.task_outcome("t").await.is_canceled());
+    let row = &h.task("t").await.sub_tasks[0];
+    assert_eq!((row.state, row.resolved), (TaskState::Canceled, true));
 }
 
 // --- answers to a sub-task's question ------------------------------------------------------

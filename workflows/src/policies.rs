@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use baton_activities::{CREATE_BACKSTOP, FOLLOW_WINDOW, MODEL_BACKSTOP, TOOL_BACKSTOP};
+use baton_activities::{
+    CANCEL_CONFIRM_BOUND, CREATE_BACKSTOP, FOLLOW_WINDOW, MODEL_BACKSTOP, TOOL_BACKSTOP,
+};
 use temporalio_common::RetryPolicy;
 use temporalio_workflow::{
     ActivityCloseTimeouts, ActivityOptions, LocalActivityOptions, WorkflowCancellationToken,
@@ -13,22 +15,25 @@ use temporalio_workflow::{
 /// out, which the activity applies itself (it also honours the provider's `Retry-After`); the
 /// activity marks anything else non-retryable, so it fails the turn at once with the
 /// provider's message. It heartbeats while the model thinks, so a worker that dies mid-call is
-/// noticed in seconds, not minutes.
-pub fn invoke_model() -> ActivityOptions {
+/// noticed in seconds, not minutes. It runs on `token`, a child of the workflow's, so a cancel of
+/// the task stops it either way.
+pub fn invoke_model(token: &WorkflowCancellationToken) -> ActivityOptions {
     ActivityOptions::with_close_timeouts(ActivityCloseTimeouts::ScheduleAndStartToClose {
         schedule_to_close: MODEL_BACKSTOP,
         start_to_close: Duration::from_secs(180),
     })
     .heartbeat_timeout(Duration::from_secs(20))
     .retry_policy(backoff(Duration::from_secs(30)))
+    .cancellation_token(token.clone())
     .build()
 }
 
 /// An MCP tool call: the activity bounds it by its server's `call_timeout`, and heartbeats, so a
 /// worker that dies mid-call is noticed in seconds. A tool that is safe to call again (read-only
 /// or idempotent) gets three attempts; any other gets one, since a call that got no answer may
-/// still have done its work.
-pub fn invoke_tool(retry_safe: bool) -> ActivityOptions {
+/// still have done its work. It runs on `token`, a child of the workflow's, so a cancel of the
+/// task stops it either way.
+pub fn invoke_tool(retry_safe: bool, token: &WorkflowCancellationToken) -> ActivityOptions {
     let attempts = if retry_safe {
         RetryPolicy::builder()
             .initial_interval(Duration::from_secs(1))
@@ -42,6 +47,7 @@ pub fn invoke_tool(retry_safe: bool) -> ActivityOptions {
     ActivityOptions::with_start_to_close_timeout(TOOL_BACKSTOP)
         .heartbeat_timeout(Duration::from_secs(20))
         .retry_policy(attempts)
+        .cancellation_token(token.clone())
         .build()
 }
 
@@ -120,13 +126,28 @@ pub fn short_call() -> ActivityOptions {
         .build()
 }
 
-/// Cleanup calls (CancelTask, deleting a push config): two attempts, on a token of their own so
+/// Cleanup calls (deleting a push config): two attempts, on a token of their own so
 /// they still run while the stand-in is being cancelled.
 pub fn cleanup_call(token: &WorkflowCancellationToken) -> ActivityOptions {
     ActivityOptions::with_start_to_close_timeout(Duration::from_secs(30))
         .retry_policy(RetryPolicy::builder().maximum_attempts(2).build())
         .cancellation_token(token.clone())
         .build()
+}
+
+/// Cancelling a remote task until the agent shows it ended: the activity asks again itself
+/// (with backoff, up to `CANCEL_CONFIRM_BOUND` from its first attempt) and heartbeats, so a
+/// dead worker's attempt is taken over in seconds; on a token of its own so it runs while the
+/// stand-in is being cancelled.
+pub fn cancel_remote_task(token: &WorkflowCancellationToken) -> ActivityOptions {
+    ActivityOptions::with_close_timeouts(ActivityCloseTimeouts::ScheduleAndStartToClose {
+        schedule_to_close: CANCEL_CONFIRM_BOUND + Duration::from_secs(120),
+        start_to_close: CANCEL_CONFIRM_BOUND + Duration::from_secs(60),
+    })
+    .heartbeat_timeout(Duration::from_secs(15))
+    .retry_policy(backoff(Duration::from_secs(10)))
+    .cancellation_token(token.clone())
+    .build()
 }
 
 /// A follow holds a stream for up to FOLLOW_WINDOW and heartbeats every few seconds; a dead

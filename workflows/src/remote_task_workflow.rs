@@ -348,17 +348,24 @@ async fn deadline_passed(
         "cancel {}: past its deadline",
         ctx.state(RemoteTaskWorkflow::about)
     );
-    ctx.execute_activity(
-        BatonActivities::cancel_remote_task,
-        input,
-        policies::summarized(policies::cleanup_call(&cleanup), summary),
-    )
-    .await
-    .ok();
+    let canceled = ctx
+        .execute_activity(
+            BatonActivities::cancel_remote_task,
+            input,
+            policies::summarized(policies::cancel_remote_task(&cleanup), summary),
+        )
+        .await;
+    let after = ctx.state(|s| after_cancel(canceled, &s.last, s.start.delegated));
+    let mut reason = ctx.state(|s| deadline_exceeded(s.start.deadline_secs.unwrap_or_default()));
+    if !after.state.is_terminal() || after.state == TaskState::Failed {
+        if let Some(unconfirmed) = after.text.as_deref().filter(|t| t.starts_with(UNCONFIRMED)) {
+            reason = format!("{reason}; {unconfirmed}");
+        }
+    }
     let failed = ctx.state(|s| RemoteSnapshot {
         state: TaskState::Failed,
         sub_state: None,
-        text: Some(deadline_exceeded(s.start.deadline_secs.unwrap_or_default())),
+        text: Some(reason),
         ..s.last.clone()
     });
     apply(ctx, failed).await;
@@ -650,17 +657,10 @@ async fn cancel_remote(
         .execute_activity(
             BatonActivities::cancel_remote_task,
             input,
-            policies::summarized(policies::cleanup_call(&cleanup), summary),
+            policies::summarized(policies::cancel_remote_task(&cleanup), summary),
         )
         .await;
-    let mut mapped = ctx.state(RemoteTaskWorkflow::mapped);
-    if let Ok(snapshot) = canceled {
-        mapped = map_remote_state(snapshot, ctx.state(|s| s.start.delegated));
-    }
-    if !mapped.state.is_terminal() {
-        // The agent refused or was unreachable: the parent stops waiting all the same.
-        mapped.state = TaskState::Canceled;
-    }
+    let mapped = ctx.state(|s| after_cancel(canceled, &s.mapped(), s.start.delegated));
     ctx.state_mut(|s| {
         s.last = mapped.clone();
         s.told = Some(mapped.clone());
@@ -668,6 +668,43 @@ async fn cancel_remote(
     tell_parent(ctx, &mapped, Some(&cleanup)).await;
     end(ctx, Some(&cleanup)).await?;
     Err(WorkflowTermination::cancelled())
+}
+
+/// How the row of a cancel the agent never confirmed begins.
+const UNCONFIRMED: &str = "the cancel was not confirmed";
+
+/// What a cancel of the remote task leaves: the agent's final state once it confirmed; CANCELED
+/// when it no longer knows the task; FAILED, saying the task may still run, when the agent did
+/// not confirm within the bound (refused, unreachable, still running): never CANCELED for a task
+/// that may still run.
+pub(crate) fn after_cancel(
+    outcome: Result<RemoteSnapshot, ActivityExecutionError>,
+    last: &RemoteSnapshot,
+    delegated: bool,
+) -> RemoteSnapshot {
+    let unconfirmed = |seen: RemoteSnapshot, why: String| RemoteSnapshot {
+        state: TaskState::Failed,
+        sub_state: None,
+        text: Some(format!(
+            "{UNCONFIRMED} ({why}): the task may still run on the agent"
+        )),
+        ..seen
+    };
+    match outcome {
+        Ok(seen) if seen.state.is_terminal() => map_remote_state(seen, delegated),
+        Ok(seen) => {
+            let why = format!("the agent still reports it {}", seen.state);
+            unconfirmed(seen, why)
+        }
+        Err(error) if activity_failure::type_name(&error).as_deref() == Some(TASK_NOT_FOUND) => {
+            RemoteSnapshot {
+                state: TaskState::Canceled,
+                sub_state: None,
+                ..last.clone()
+            }
+        }
+        Err(error) => unconfirmed(last.clone(), activity_failure::message(&error)),
+    }
 }
 
 /// Closes the stand-in (later pushes are refused) and deletes its push config, best effort.

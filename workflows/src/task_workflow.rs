@@ -1024,11 +1024,15 @@ async fn model_turn(
         unreachable!("finish with FAILED always ends the workflow");
     }
     let summary = format!("model turn {}", ctx.state(|s| s.turns + 1));
-    let options = policies::summarized(policies::invoke_model(), summary);
+    let call = ctx.cancellation_token().child_token();
+    let options = policies::summarized(policies::invoke_model(&call), summary);
     let outcome = select! {
         out = ctx.execute_activity(BatonActivities::invoke_model, request, options) => Some(out),
         _ = ctx.wait_condition(|s: &TaskWorkflow| s.cancel_reason.is_some()) => None,
     };
+    if outcome.is_none() {
+        stop_call(ctx, &call);
+    }
     let turn = match outcome {
         None => return Ok(None),
         Some(Ok(turn)) => turn,
@@ -1169,6 +1173,20 @@ fn pose_question(ctx: &mut WorkflowContext<TaskWorkflow>, question: String) {
     );
 }
 
+/// The patch under which a cancel of the task stops the model or tool call under way.
+const CANCEL_STOPS_CALLS: &str = "baton.cancel-stops-calls";
+
+/// A cancel of the task that reached it as A2A's CancelTask (which the workflow's own token does
+/// not carry) also cancels the model or tool call under way, on its `token`: the activity hears
+/// it at its next heartbeat and drops its HTTP request rather than running it to the end (a
+/// real model bills it). Histories written before did not, hence the patch, which only a run
+/// cancelled during a call records.
+fn stop_call(ctx: &WorkflowContext<TaskWorkflow>, token: &WorkflowCancellationToken) {
+    if ctx.patched(CANCEL_STOPS_CALLS) {
+        token.cancel();
+    }
+}
+
 /// One call of an MCP tool, as an `invoke_tool` activity whose retries respect whether the tool
 /// is safe to call again. A call that got no answer reaches the model as an error saying so; a
 /// cancel of the task during the call ends it.
@@ -1182,14 +1200,18 @@ async fn call_mcp_tool(
         tool: tool.name.clone(),
         arguments: call.arguments.clone(),
     };
+    let call_token = ctx.cancellation_token().child_token();
     let options = policies::summarized(
-        policies::invoke_tool(tool.retry_safe),
+        policies::invoke_tool(tool.retry_safe, &call_token),
         format!("tool {}", tool.name),
     );
     let outcome = select! {
         out = ctx.execute_activity(BatonActivities::invoke_tool, input, options) => Some(out),
         _ = ctx.wait_condition(|s: &TaskWorkflow| s.cancel_reason.is_some()) => None,
     };
+    if outcome.is_none() {
+        stop_call(ctx, &call_token);
+    }
     match outcome {
         Some(Ok(out)) => out.content,
         Some(Err(error)) if error.as_cancelled().is_none() => tool_failure_content(
@@ -1426,12 +1448,12 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
     };
     if cancel_requested(ctx) {
         // Cancelled while the agent created it: nobody will watch it, so stop it now.
-        cancel_unwatched(ctx, unwatched, &task).await;
+        let after = cancel_unwatched(ctx, unwatched, &task).await;
         return spawned_content(
             &request.name,
             &request.agent,
             Some(&task.remote_task_id),
-            TaskState::Canceled,
+            after,
         );
     }
     let start = RemoteStart {
@@ -1510,30 +1532,29 @@ async fn create_remote_task(
     create.await
 }
 
-/// Cancels a created task no stand-in watches, and resolves its row CANCELED.
+/// Cancels a created task no stand-in watches, and resolves its row as the cancel ended
+/// (CANCELED once confirmed, FAILED when it was not). Returns the row's state.
 async fn cancel_unwatched(
     ctx: &mut WorkflowContext<TaskWorkflow>,
     task: RemoteTaskIn,
     seen: &RemoteSnapshot,
-) {
+) -> TaskState {
     let cleanup = WorkflowCancellationToken::new();
     let summary = format!(
         "cancel unwatched task {} on {}",
         task.remote_task_id, task.agent
     );
     let stand_in_id = task.stand_in_id.clone();
-    ctx.execute_activity(
-        BatonActivities::cancel_remote_task,
-        task,
-        policies::summarized(policies::cleanup_call(&cleanup), summary),
-    )
-    .await
-    .ok();
-    let canceled = RemoteSnapshot {
-        state: TaskState::Canceled,
-        ..seen.clone()
-    };
-    record_change(ctx, &stand_in_id, &canceled);
+    let canceled = ctx
+        .execute_activity(
+            BatonActivities::cancel_remote_task,
+            task,
+            policies::summarized(policies::cancel_remote_task(&cleanup), summary),
+        )
+        .await;
+    let after = crate::remote_task_workflow::after_cancel(canceled, seen, true);
+    record_change(ctx, &stand_in_id, &after);
+    after.state
 }
 
 /// Cancels what a creation that did not finish may have left in its context, best effort.

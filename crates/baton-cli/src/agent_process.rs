@@ -83,6 +83,7 @@ impl AgentProcess {
             // After a worker dies, its cached workflows' next tasks move to another worker after
             // this long, instead of the default 10 s (a push waits for that answer).
             .sticky_queue_schedule_to_start_timeout(Duration::from_secs(3))
+            .max_heartbeat_throttle_interval(baton_activities::HEARTBEAT_SENT_EVERY)
             .build();
         let worker = Worker::new(runtime, client.clone(), options)
             .context("creating the Temporal worker")?;

@@ -480,6 +480,78 @@ async fn a_peer_down_while_its_task_is_created_is_waited_out_and_gets_the_brief_
 }
 
 #[tokio::test]
+async fn a_cancel_the_agent_cannot_take_yet_is_asked_again_until_its_task_has_ended() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "hang"]).await;
+    let proxy = A2aProxy::start(&peer.url()).await;
+    let model = delegating_model().await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &proxy.url(),
+        "follow_interval = \"1s\"",
+    );
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-stubborn",
+            task_input("books", &goal(0)),
+        )
+        .await;
+    let working = temporal
+        .wait_for_task("t-stubborn", WITHIN, |v| {
+            v.sub_tasks
+                .first()
+                .is_some_and(|r| r.state == TaskState::Working && r.remote_task_id.is_some())
+        })
+        .await;
+    let remote = working.sub_tasks[0].remote_task_id.clone().unwrap();
+
+    // The agent is down when the cancel is sent, then refuses it twice as not cancelable.
+    proxy.set_down(true);
+    proxy.not_cancelable(2);
+    temporal
+        .client
+        .get_workflow_handle::<baton_workflows::TaskWorkflow>("t-stubborn")
+        .cancel(temporalio_client::WorkflowCancelOptions::builder().build())
+        .await
+        .unwrap();
+    wait_until("two cancels refused by the outage", || {
+        proxy.refused_while_down() >= 2
+    })
+    .await;
+    proxy.set_down(false);
+
+    let stats = peer
+        .wait_for_within("the task cancelled on the agent", WITHIN, |s| {
+            s["tasks"][0]["state"] == "TASK_STATE_CANCELED"
+        })
+        .await;
+    assert_eq!(
+        stats["cancels"],
+        json!([remote]),
+        "it reached the agent once"
+    );
+    let declined = proxy
+        .calls()
+        .iter()
+        .filter(|(method, refused)| method == "CancelTask" && *refused)
+        .count();
+    assert_eq!(declined, 2, "{:?}", proxy.calls());
+    let parent = temporal
+        .wait_for_task("t-stubborn", WITHIN, |v| {
+            v.state.is_terminal() && v.sub_tasks[0].state.is_terminal()
+        })
+        .await;
+    assert_eq!(parent.state, TaskState::Canceled, "{parent:#?}");
+    assert_eq!(
+        parent.sub_tasks[0].state,
+        TaskState::Canceled,
+        "{parent:#?}"
+    );
+}
+
+#[tokio::test]
 async fn a_peer_down_while_its_task_is_followed_keeps_its_state_and_the_answer_arrives() {
     let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "park"]).await;

@@ -1492,8 +1492,23 @@ async fn at_the_defaults_a_generic_client_with_nothing_is_served_and_its_tasks_a
         (model.request_count() == 10).then_some(())
     })
     .await;
+    let cancelled_at = std::time::Instant::now();
     let canceled = nobody.call("cancel", &["--task-id", &task_id]).await.ok();
     assert_eq!(state(&canceled[0]), "TASK_STATE_CANCELED");
+    // The model call under way is dropped, not run to its end: a real model bills it. A cancel
+    // reaches an activity only in a heartbeat's answer, which the worker sends at least every
+    // 2 s (the SDK's default held it 16 s, so a call of up to 16 s more ran to its end).
+    poll_until(
+        "the held model call to be hung up on",
+        HANG_GUARD,
+        || async { (model.abandoned_count() == 1).then_some(()) },
+    )
+    .await;
+    let dropped_after = cancelled_at.elapsed();
+    assert!(
+        dropped_after < Duration::from_secs(6),
+        "the model call was dropped {dropped_after:?} after the cancel"
+    );
 }
 
 #[tokio::test]
