@@ -1112,6 +1112,16 @@ async fn a_repeated_message_id_is_answered_at_once_with_the_task_as_it_is() {
         "the retry was not answered twice"
     );
 
+    // Sent again to return at once: the same, not Temporal's refusal to start a task that ended.
+    let mut immediate = message.clone();
+    immediate["configuration"] = json!({"returnImmediately": true});
+    let again = a2a_rpc(&rpc, "SendMessage", immediate, Some("alice")).await;
+    assert_eq!(again["result"]["task"]["id"], task_id, "{again}");
+    assert_eq!(
+        again["result"]["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+
     // Streaming, the retry gets the task and the end of the stream.
     let body =
         json!({"jsonrpc": "2.0", "id": 2, "method": "SendStreamingMessage", "params": message});

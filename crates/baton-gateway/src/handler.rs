@@ -424,9 +424,14 @@ impl TemporalHandler {
             Ok(Err(WorkflowStartError::Rpc(status))) if unreachable(&status) => {
                 Err(temporal_unreachable("starting the task", &status))
             }
-            Ok(Err(other)) => Err(A2AError::internal(format!(
-                "the task could not be started: {other}"
-            ))),
+            // Temporal refuses to start again a task that has ended (its id is never reused):
+            // the message is a repeat of the one that created it.
+            Ok(Err(other)) => match self.repeat_of_ended(task_id, &message_id).await {
+                Ok(receipt) if receipt.state.is_terminal() => Ok(Arrival::Taken(receipt)),
+                _ => Err(A2AError::internal(format!(
+                    "the task could not be started: {other}"
+                ))),
+            },
             // Signal-with-start is one write: a task Temporal holds holds the message too.
             Err(_) if self.exists(task_id).await => Ok(Arrival::Opened(opened)),
             Err(_) => Err(self.unavailable("starting the task")),

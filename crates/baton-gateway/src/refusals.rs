@@ -159,6 +159,9 @@ impl Refusal {
     }
 }
 
+/// The `ErrorInfo` reason of a refused A2A version.
+pub const VERSION_NOT_SUPPORTED: &str = "VERSION_NOT_SUPPORTED";
+
 /// The longest text of a framework's own error that is kept as the refusal's message.
 const MESSAGE_CHARS: usize = 300;
 
@@ -259,13 +262,19 @@ async fn as_grpc_status(response: Response, refusal: Refusal) -> Response {
     let (parts, body) = response.into_parts();
     let said = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
     let (message, reason) = said_in(&said);
+    // A2A's gRPC binding maps a version it does not serve to FAILED_PRECONDITION, whatever the
+    // HTTP status of the refusal.
+    let code = match reason.as_deref() {
+        Some(VERSION_NOT_SUPPORTED) => tonic::Code::FailedPrecondition,
+        _ => refusal.grpc_code(),
+    };
     let details = ErrorDetails::with_error_info(
         reason.unwrap_or_else(|| refusal.reason().to_string()),
         "a2a-protocol.org",
         HashMap::new(),
     );
     let status = tonic::Status::with_error_details(
-        refusal.grpc_code(),
+        code,
         message.unwrap_or_else(|| refusal.message().to_string()),
         details,
     );
@@ -469,6 +478,18 @@ mod tests {
         assert_eq!(
             (info.reason.as_str(), info.domain.as_str()),
             ("UNAUTHENTICATED", "a2a-protocol.org")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_version_refused_over_grpc_is_failed_precondition() {
+        let refused = crate::version::version_refusal("0.3");
+        let grpc = as_grpc_status(refused, Refusal::BadRequest).await;
+        let status = tonic::Status::from_header_map(grpc.headers()).unwrap();
+        assert_eq!(status.code(), tonic::Code::FailedPrecondition);
+        assert_eq!(
+            status.get_details_error_info().unwrap().reason,
+            VERSION_NOT_SUPPORTED
         );
     }
 

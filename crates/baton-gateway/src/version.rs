@@ -14,13 +14,19 @@ pub async fn require_a2a_1(request: Request, next: Next) -> Response {
     if version.split('.').next().map(str::trim) == Some("1") {
         return next.run(request).await;
     }
+    version_refusal(&version)
+}
+
+/// VersionNotSupported for `version`, as HTTP+JSON says it (a gRPC call's refusal is turned into
+/// its gRPC status on the way out).
+pub(crate) fn version_refusal(version: &str) -> Response {
     let body = json!({"error": {
         "code": 400,
         "status": "FAILED_PRECONDITION",
         "message": format!("A2A version '{version}' is not supported by this agent; send A2A-Version: 1.0"),
         "details": [{
             "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-            "reason": "VERSION_NOT_SUPPORTED",
+            "reason": crate::refusals::VERSION_NOT_SUPPORTED,
             "domain": "a2a-protocol.org",
             "metadata": {}
         }]
