@@ -7,9 +7,14 @@
 //! A creation is retried (a worker killed mid-call, an agent down for a while), and a create is
 //! not idempotent, so every attempt after the first looks first: the brief opened a context of
 //! its own, and a task found in it is what an earlier attempt created, adopted instead of made
-//! again. An agent that cannot list its tasks gets the same brief again, with the same
-//! `messageId`, which an agent that deduplicates messages (Baton does) takes as a repeat.
+//! again. An agent may list a task only once it has acted on the brief, which a slow agent does
+//! late: when an earlier attempt had the brief taken (answered, or its request open past
+//! [`TAKEN_AFTER`]; its heartbeat said so), the next one waits
+//! for the task to appear, up to [`SLOW_AGENT_WAIT`], before it sends the brief again. An agent
+//! that cannot list its tasks gets the same brief again, with the same `messageId`, which an
+//! agent that deduplicates messages (Baton does) takes as a repeat.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use a2a::{Message, Part, PartContent, Role, StreamResponse, Task};
@@ -23,7 +28,7 @@ use baton_proto::{
 use futures::StreamExt;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 
-use crate::heartbeat::heartbeating;
+use crate::heartbeat::heartbeating_progress;
 use crate::remote_calls::read_whole;
 
 /// How many tasks of one delegation's context are read: one is expected, a few more mean an
@@ -38,8 +43,17 @@ pub async fn start_agent_task(
     deadline_secs: u64,
 ) -> Result<StartAgentTaskOut, ActivityError> {
     let attempt = ctx.info().attempt;
-    let creation = attempt_creation(agent, input, deadline_secs, attempt);
-    let failure = match heartbeating(ctx, creation).await? {
+    let sent_before = ctx
+        .heartbeat_details()
+        .deserialize::<bool>()
+        .ok()
+        .flatten()
+        .unwrap_or(false);
+    // Whether an attempt had the brief taken: every heartbeat says so, for the next attempt.
+    let sent = AtomicBool::new(sent_before);
+    let creation = attempt_creation(agent, input, deadline_secs, attempt, &sent);
+    let progress = || sent.load(Ordering::Relaxed);
+    let failure = match heartbeating_progress(ctx, progress, creation).await? {
         Ok(outcome) => return Ok(outcome),
         Err(failure) => failure,
     };
@@ -65,16 +79,19 @@ pub async fn start_agent_task(
     Err(ActivityError::from(anyhow::anyhow!(failure)))
 }
 
-/// One attempt. `Err` is a failure worth another attempt, with its reason.
+/// One attempt. `Err` is a failure worth another attempt, with its reason. `sent` says whether
+/// this or an earlier attempt had the brief taken by the agent.
 async fn attempt_creation(
     agent: &RemoteAgent,
     input: &StartAgentTaskIn,
     deadline_secs: u64,
     attempt: u32,
+    sent: &AtomicBool,
 ) -> Result<StartAgentTaskOut, String> {
     if attempt > 1
         && let Some(context_id) = &input.context_id
-        && let Some(task) = earlier_attempt(agent, input, context_id).await?
+        && let Some(task) =
+            earlier_attempt(agent, input, context_id, sent.load(Ordering::Relaxed)).await?
     {
         tracing::info!(
             stand_in = %input.stand_in_id,
@@ -88,13 +105,44 @@ async fn attempt_creation(
             watch: None,
         });
     }
-    create(agent, brief_message(agent, input, deadline_secs)).await
+    create(agent, brief_message(agent, input, deadline_secs), sent).await
 }
 
-/// The task an earlier attempt created in `context_id`, if the agent can say. A lookup that
-/// got no answer fails the attempt (it is retried); an agent that cannot list tasks is asked
-/// to create again.
+/// The task an earlier attempt created in `context_id`, if the agent can say. When an earlier
+/// attempt had the brief taken (`sent_before`), a context still empty is looked at again every
+/// [`SLOW_AGENT_LOOK`] for up to [`SLOW_AGENT_WAIT`]: a slow agent lists the task only once it
+/// acts on the brief. A lookup that got no answer fails the attempt (it is retried); an agent
+/// that cannot list tasks is asked to create again.
 async fn earlier_attempt(
+    agent: &RemoteAgent,
+    input: &StartAgentTaskIn,
+    context_id: &str,
+    sent_before: bool,
+) -> Result<Option<RemoteSnapshot>, String> {
+    let waiting_until = tokio::time::Instant::now() + SLOW_AGENT_WAIT;
+    loop {
+        match look_in_context(agent, input, context_id).await? {
+            Some(found) => return Ok(Some(found)),
+            None if sent_before && tokio::time::Instant::now() < waiting_until => {
+                tokio::time::sleep(SLOW_AGENT_LOOK).await;
+            }
+            None => {
+                if sent_before {
+                    tracing::warn!(
+                        stand_in = %input.stand_in_id,
+                        agent = %input.agent,
+                        "the agent took the brief but listed no task for it within \
+                         {SLOW_AGENT_WAIT:?}: sending it again with the same messageId"
+                    );
+                }
+                return Ok(None);
+            }
+        }
+    }
+}
+
+/// One look under the delegation's context.
+async fn look_in_context(
     agent: &RemoteAgent,
     input: &StartAgentTaskIn,
     context_id: &str,
@@ -187,6 +235,15 @@ fn deadline_metadata(seconds: u64) -> std::collections::HashMap<String, serde_js
     )])
 }
 
+/// How long an attempt waits for the task of a brief an earlier attempt had taken to appear in
+/// the agent's listing before it sends the brief again: past the longest an agent seen in the
+/// wild held a brief before acting on it (30 s).
+const SLOW_AGENT_WAIT: Duration = Duration::from_secs(90);
+/// How often such an attempt looks again.
+const SLOW_AGENT_LOOK: Duration = Duration::from_secs(2);
+/// How long a brief's request must stay open, unrefused, to count as taken by the agent.
+const TAKEN_AFTER: Duration = Duration::from_secs(2);
+
 /// How long the agent may keep a new task SUBMITTED before the stand-in takes over watching it.
 /// Well inside the activity's own timeout, so a task id already seen is never lost.
 const READ_LIMIT: Duration = Duration::from_secs(90);
@@ -201,11 +258,27 @@ const SETTLE_GRACE: Duration = Duration::from_millis(200);
 /// within [`SETTLE_GRACE`] and the task is not settled (terminal or interrupted). `Err` is a
 /// failure worth another attempt (no answer, a broken stream, an internal error); the agent's
 /// own refusal is the outcome `Failed`. The stream is dropped, so closed, on every return.
-async fn create(agent: &RemoteAgent, message: Message) -> Result<StartAgentTaskOut, String> {
-    let mut stream = match agent.send_streaming(message).await {
+async fn create(
+    agent: &RemoteAgent,
+    message: Message,
+    sent: &AtomicBool,
+) -> Result<StartAgentTaskOut, String> {
+    let sending = agent.send_streaming(message);
+    tokio::pin!(sending);
+    // A connection the agent refuses fails at once; a request still open after a moment has
+    // reached it, though a slow agent may answer nothing until it acts on the brief.
+    let sent_answer = tokio::select! {
+        answer = &mut sending => answer,
+        () = tokio::time::sleep(TAKEN_AFTER) => {
+            sent.store(true, Ordering::Relaxed);
+            sending.await
+        }
+    };
+    let mut stream = match sent_answer {
         Ok(stream) => stream,
         Err(error) => return refused_or_retry(error),
     };
+    sent.store(true, Ordering::Relaxed);
     let mut seen: Option<RemoteSnapshot> = None;
     let deadline = tokio::time::Instant::now() + READ_LIMIT;
     loop {

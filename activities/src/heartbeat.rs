@@ -13,6 +13,16 @@ pub async fn heartbeating<T>(
     ctx: &ActivityContext,
     work: impl Future<Output = T>,
 ) -> Result<T, ActivityError> {
+    heartbeating_progress(ctx, || (), work).await
+}
+
+/// As [`heartbeating`], each heartbeat carrying `progress()`, which the activity's next attempt
+/// reads from its heartbeat details.
+pub async fn heartbeating_progress<T, P: serde::Serialize + 'static>(
+    ctx: &ActivityContext,
+    progress: impl Fn() -> P,
+    work: impl Future<Output = T>,
+) -> Result<T, ActivityError> {
     tokio::pin!(work);
     let mut beat = tokio::time::interval(HEARTBEAT_EVERY);
     loop {
@@ -20,7 +30,7 @@ pub async fn heartbeating<T>(
             out = &mut work => return Ok(out),
             () = ctx.cancelled() => return Err(ActivityError::cancelled()),
             _ = beat.tick() => {
-                ctx.record_heartbeat(()).await.ok();
+                ctx.record_heartbeat(progress()).await.ok();
             }
         }
     }

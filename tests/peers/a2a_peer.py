@@ -19,6 +19,8 @@ It serves its card, JSON-RPC at /rpc and HTTP+JSON at /rest on 127.0.0.1, and pr
   history   WORKING "history: <text>", then COMPLETED with no message and no artifact: the answer
             is only in the task's history (Microsoft Agent Framework's shape)
 
+With --hold-brief-file PATH, every new task's first event waits until PATH exists: the agent
+has taken the brief (the HTTP stream is open) and lists no task for it yet, as a slow agent does.
 With --hold-file PATH, every new task stays SUBMITTED (its Task event sent) until PATH exists:
 the window in which a creating client may die. CancelTask moves any unfinished task to CANCELED. With --push the card declares push
 notifications and the SDK's sender POSTs every task event to each registered webhook (loopback
@@ -292,6 +294,9 @@ class ScriptedExecutor(AgentExecutor):
             await say(TaskState.TASK_STATE_COMPLETED, f"{prefix}: {text}")
             return
 
+        if self.args.hold_brief_file:
+            while not os.path.exists(self.args.hold_brief_file):
+                await asyncio.sleep(0.05)
         await event_queue.enqueue_event(
             Task(
                 id=context.task_id,
@@ -521,6 +526,7 @@ async def main() -> None:
     parser.add_argument("--answer-chars", type=int, default=5000)
     parser.add_argument("--replay-history", action="store_true")
     parser.add_argument("--hold-file", default="")
+    parser.add_argument("--hold-brief-file", default="")
     parser.add_argument(
         "--bearer", action="append", default=[], help="a token A2A calls must carry"
     )

@@ -89,6 +89,36 @@ impl TestTemporal {
             .expect("a workflow task timeout")
     }
 
+    /// The JSON of the last heartbeat details the server holds for the pending activity
+    /// `activity_type` of the workflow `id`, if it has any.
+    pub async fn pending_heartbeat(&self, id: &str, activity_type: &str) -> Option<String> {
+        let described = self
+            .client
+            .get_workflow_handle::<UntypedWorkflow>(id)
+            .describe(temporalio_client::WorkflowDescribeOptions::default())
+            .await
+            .ok()?;
+        described
+            .raw()
+            .pending_activities
+            .iter()
+            .filter(|pending| {
+                pending
+                    .activity_type
+                    .as_ref()
+                    .is_some_and(|t| t.name == activity_type)
+            })
+            .find_map(|pending| {
+                pending
+                    .heartbeat_details
+                    .as_ref()?
+                    .payloads
+                    .first()
+                    .cloned()
+            })
+            .map(|payload| String::from_utf8_lossy(&payload.data).into_owned())
+    }
+
     /// Starts a `TaskWorkflow` with id `task_id` on `task_queue`.
     pub async fn start_task(&self, task_queue: &str, task_id: &str, input: TaskInput) {
         self.client

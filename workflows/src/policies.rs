@@ -60,7 +60,9 @@ pub fn invoke_tool(retry_safe: bool, token: &WorkflowCancellationToken) -> Activ
 pub fn start_agent_task(token: &WorkflowCancellationToken) -> ActivityOptions {
     ActivityOptions::with_close_timeouts(ActivityCloseTimeouts::ScheduleAndStartToClose {
         schedule_to_close: CREATE_BACKSTOP,
-        start_to_close: Duration::from_secs(120),
+        // An attempt may wait 90 s for a slow agent to list an earlier attempt's task, then
+        // read a new stream for 90 s more; the heartbeat notices a dead worker long before.
+        start_to_close: Duration::from_secs(240),
     })
     .heartbeat_timeout(Duration::from_secs(15))
     .retry_policy(backoff(Duration::from_secs(30)))

@@ -304,6 +304,78 @@ async fn a_kill_while_the_agent_creates_the_task_adopts_it_instead_of_creating_a
     );
 }
 
+/// A slow agent takes the brief and lists no task for it until it acts on it: a worker killed
+/// meanwhile leaves the next attempt a context that is still empty. Knowing from the killed
+/// attempt's heartbeat that the agent has the brief, it waits for the task to appear rather than
+/// send the brief again.
+#[tokio::test]
+async fn a_kill_while_a_slow_agent_holds_the_brief_waits_for_its_task_instead_of_sending_again() {
+    let temporal = TestTemporal::start().await;
+    let hold = tempfile::tempdir().unwrap();
+    let hold_file = hold.path().join("release");
+    let peer = PythonPeer::start(&[
+        "--behaviour",
+        "work",
+        "--work-seconds",
+        "1",
+        "--hold-brief-file",
+        hold_file.to_str().unwrap(),
+    ])
+    .await;
+    let model = delegating_model().await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "follow_interval = \"1s\"",
+    );
+    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-slow", task_input("books", &goal(0)))
+        .await;
+
+    // The agent has the brief and lists nothing yet; the create has heartbeated that.
+    peer.wait_for("the brief, held", |s| {
+        s["messages"].as_array().is_some_and(|m| !m.is_empty())
+    })
+    .await;
+    poll_until(
+        "the create's heartbeat saying the brief was taken",
+        WITHIN,
+        || async {
+            let seen = temporal
+                .pending_heartbeat("t-slow", "start_agent_task")
+                .await;
+            (seen.as_deref() == Some("true")).then_some(())
+        },
+    )
+    .await;
+    worker.kill().await;
+    worker.restart().await;
+    // The next attempt finds the context empty, and keeps looking.
+    peer.wait_for_within("two looks under the context", WITHIN, |s| {
+        s["lists"].as_array().is_some_and(|l| l.len() >= 2)
+    })
+    .await;
+    assert_eq!(peer.stats().await["tasks_created"], 0, "nothing listed yet");
+    std::fs::write(&hold_file, b"").unwrap();
+
+    let (views, stuck) = drain(&temporal, &["t-slow".to_string()], WITHIN).await;
+    assert_eq!(stuck, 0);
+    assert_each_has_its_answer(&views);
+    let peer_count = count(&peer.stats().await);
+    assert_eq!(
+        (peer_count.creations, peer_count.orphans),
+        (1, 0),
+        "one brief, one task"
+    );
+    assert!(
+        !worker
+            .logged(&["adopted task", "that an earlier attempt created"])
+            .is_empty(),
+        "the adoption is logged"
+    );
+}
+
 #[tokio::test]
 async fn a_cancel_while_the_agent_creates_the_task_lets_it_finish_then_cancels_it() {
     let temporal = TestTemporal::start().await;
