@@ -1,8 +1,8 @@
-//! `start_agent_task`: send the brief with SendStreamingMessage and read until the agent has
-//! the task past SUBMITTED, then a moment longer while events keep coming. Leaving earlier
-//! could abandon a request the agent has not acted on; a fast agent finishes in that moment,
-//! and its delegation needs no stand-in; staying longer would hold a stream the stand-in will
-//! reopen if it needs one.
+//! `start_agent_task`: send the brief with SendStreamingMessage and read until the agent names
+//! the task (its first event, SUBMITTED included), then a moment longer while events keep
+//! coming. The task's id is then the delegation's from its first event, so a cancel reaches a
+//! task the agent keeps SUBMITTED; a fast agent finishes in that moment, and its delegation needs
+//! no stand-in; staying longer would hold a stream the stand-in will reopen if it needs one.
 //!
 //! A creation is retried (a worker killed mid-call, an agent down for a while), and a create is
 //! not idempotent, so every attempt after the first looks first: the brief opened a context of
@@ -22,9 +22,7 @@ use baton_a2a::snapshot::{after_event, message_text, of_status_update, of_task};
 use baton_a2a::{AgentError, RemoteAgent};
 use baton_core::display::one_line;
 use baton_core::extensions::{DEADLINE_EXTENSION, ENVELOPE_MEDIA_TYPE};
-use baton_proto::{
-    CancelContextIn, RemoteSnapshot, StartAgentTaskIn, StartAgentTaskOut, TaskState,
-};
+use baton_proto::{CancelContextIn, RemoteSnapshot, StartAgentTaskIn, StartAgentTaskOut};
 use futures::StreamExt;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 
@@ -244,17 +242,17 @@ const SLOW_AGENT_LOOK: Duration = Duration::from_secs(2);
 /// How long a brief's request must stay open, unrefused, to count as taken by the agent.
 const TAKEN_AFTER: Duration = Duration::from_secs(2);
 
-/// How long the agent may keep a new task SUBMITTED before the stand-in takes over watching it.
-/// Well inside the activity's own timeout, so a task id already seen is never lost.
+/// How long the agent may take to name the task before the attempt fails. Well inside the
+/// activity's own timeout.
 const READ_LIMIT: Duration = Duration::from_secs(90);
 
-/// Once the task is past SUBMITTED, how long the stream is read on for the next event. A fast
+/// Once the agent named the task, how long the stream is read on for the next event. A fast
 /// agent settles the task within it, and its row resolves from the create alone: no stand-in,
 /// no watch, no extra model turn. Shorter than one Temporal step, so a slow agent's delegation
 /// loses less than it would to a stand-in's first step.
 const SETTLE_GRACE: Duration = Duration::from_millis(200);
 
-/// Reads the stream until the task exists past SUBMITTED, then on while each next event comes
+/// Reads the stream until the agent names the task, then on while each next event comes
 /// within [`SETTLE_GRACE`] and the task is not settled (terminal or interrupted). `Err` is a
 /// failure worth another attempt (no answer, a broken stream, an internal error); the agent's
 /// own refusal is the outcome `Failed`. The stream is dropped, so closed, on every return.
@@ -282,9 +280,7 @@ async fn create(
     let mut seen: Option<RemoteSnapshot> = None;
     let deadline = tokio::time::Instant::now() + READ_LIMIT;
     loop {
-        let started = seen
-            .as_ref()
-            .is_some_and(|s| s.state != TaskState::Submitted);
+        let started = seen.is_some();
         let limit = if started {
             deadline.min(tokio::time::Instant::now() + SETTLE_GRACE)
         } else {

@@ -357,10 +357,12 @@ async fn deadline_passed(
         .await;
     let after = ctx.state(|s| after_cancel(canceled, &s.last, s.start.delegated));
     let mut reason = ctx.state(|s| deadline_exceeded(s.start.deadline_secs.unwrap_or_default()));
-    if !after.state.is_terminal() || after.state == TaskState::Failed {
-        if let Some(unconfirmed) = after.text.as_deref().filter(|t| t.starts_with(UNCONFIRMED)) {
-            reason = format!("{reason}; {unconfirmed}");
-        }
+    let unconfirmed = after
+        .text
+        .as_deref()
+        .filter(|text| after.state == TaskState::Failed && text.starts_with(UNCONFIRMED));
+    if let Some(unconfirmed) = unconfirmed {
+        reason = format!("{reason}; {unconfirmed}");
     }
     let failed = ctx.state(|s| RemoteSnapshot {
         state: TaskState::Failed,
