@@ -1,5 +1,6 @@
-//! The stand-in's one-shot calls on its remote task: GetTask, CancelTask and the push-config
-//! delete, each as the delegating participant (the registry's clients assert it).
+//! The stand-in's calls on its remote task: GetTask, CancelTask (asked until the task has
+//! ended) and the push-config delete, each as the delegating participant (the registry's
+//! clients assert it); and the read of a task whose end a stream reported.
 
 use std::time::Duration;
 

@@ -497,8 +497,9 @@ def report(rows: list[tuple[str, dict]], notes: dict[str, list[str]]) -> int:
     print()
     print("Columns, client rows: card = the client resolves Baton's card and picks that binding; send =")
     print("blocking (COMPLETED) and non-blocking SendMessage; stream = SendStreamingMessage to a terminal")
-    print("state; get = GetTask; cancel = CancelTask of a running task; list/push = ListTasks shows the")
-    print("client's task, and push config create/get/list/delete; e2e = the answer is Baton's model's.")
+    print("state; get = GetTask; cancel = CancelTask of a running task; list/push = ListTasks answers")
+    print("(and lists none of the anonymous caller's tasks), and push config create/get/list/delete;")
+    print("e2e = the answer is Baton's model's.")
     print("Agent rows (Baton delegating): card = `baton agents check` accepts it; send = the agent got the")
     print("brief; stream = Baton followed it by streaming; get = Baton called GetTask; cancel = cancelling")
     print("Baton's task cancels the agent's; list/push = Baton registered a push config and the agent's")
@@ -509,6 +510,9 @@ def report(rows: list[tuple[str, dict]], notes: dict[str, list[str]]) -> int:
         for line in lines:
             print(f"note [{name.strip()}] {line}")
     print(f"\nlogs: {WORK}   took {time.monotonic() - started:.0f} s")
+    cells = [value for _, row in rows for value in (row.get(c, "FAIL") for c in COLUMNS)]
+    skipped = sum(value == "n/a" for value in cells)
+    print(f"interop: {len(cells) - skipped - len(failures)} passed, {len(failures)} failed, {skipped} skipped")
     return 1 if failures else 0
 
 
