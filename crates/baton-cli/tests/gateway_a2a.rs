@@ -1509,6 +1509,36 @@ async fn at_the_defaults_a_generic_client_with_nothing_is_served_and_its_tasks_a
         dropped_after < Duration::from_secs(6),
         "the model call was dropped {dropped_after:?} after the cancel"
     );
+
+    // The task extension's payload goes only to a caller that activated the extension.
+    let read = |extensions: &'static str| {
+        let url = url.clone();
+        let task_id = task_id.clone();
+        async move {
+            let headers: Vec<(&str, &str)> = if extensions.is_empty() {
+                vec![]
+            } else {
+                vec![("A2A-Extensions", extensions)]
+            };
+            raw_rpc(&url, &headers, "GetTask", json!({"id": task_id}))
+                .await
+                .2
+        }
+    };
+    let plain = read("").await;
+    assert!(
+        plain["result"]["metadata"]
+            .get(baton_gateway::TASK_METADATA_KEY)
+            .is_none(),
+        "{plain}"
+    );
+    let activated = read(baton_core::extensions::TASK_EXTENSION).await;
+    assert!(
+        activated["result"]["metadata"]
+            .get(baton_gateway::TASK_METADATA_KEY)
+            .is_some(),
+        "{activated}"
+    );
 }
 
 #[tokio::test]

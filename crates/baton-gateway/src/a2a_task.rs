@@ -22,8 +22,18 @@ pub const TASK_METADATA_KEY: &str = "io.github.madarauchiha-314.tiny-harness/tas
 /// extension, whose closed model has no room for them.
 pub const SUB_TASK_ROWS_KEY: &str = "baton/sub-task-rows";
 
-/// The A2A `Task` for a view; `history_length` as GetTask defines it (absent: all).
-pub fn task_of(view: &TaskView, history_length: Option<i32>) -> Task {
+/// What a caller activated that shapes the `Task` it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reader {
+    /// Whether it activated the task extension: only then does `Task.metadata` carry the
+    /// extension's payload (tiny-harness's, in its snake_case), since a client that never asked
+    /// for an extension is not sent its data.
+    pub task_extension: bool,
+}
+
+/// The A2A `Task` for a view, as `reader` reads it; `history_length` as GetTask defines it
+/// (absent: all).
+pub fn task_of(view: &TaskView, history_length: Option<i32>, reader: Reader) -> Task {
     let context_id = context_of(view);
     let history: Vec<Message> = view
         .messages
@@ -38,7 +48,7 @@ pub fn task_of(view: &TaskView, history_length: Option<i32>) -> Task {
         status: status_of(view, &context_id),
         artifacts: answer_artifact(view),
         history: (!history.is_empty()).then_some(history),
-        metadata: Some(metadata_of(view)),
+        metadata: Some(metadata_of(view, reader)),
     }
 }
 
@@ -135,12 +145,15 @@ fn answer_artifact(view: &TaskView) -> Option<Vec<Artifact>> {
     }])
 }
 
-fn metadata_of(view: &TaskView) -> HashMap<String, Value> {
+fn metadata_of(view: &TaskView, reader: Reader) -> HashMap<String, Value> {
     let mut metadata = HashMap::new();
-    metadata.insert(
-        TASK_METADATA_KEY.to_string(),
-        serde_json::to_value(task_extension(view)).expect("the task extension always serialises"),
-    );
+    if reader.task_extension {
+        metadata.insert(
+            TASK_METADATA_KEY.to_string(),
+            serde_json::to_value(task_extension(view))
+                .expect("the task extension always serialises"),
+        );
+    }
     metadata.insert(
         SUB_TASK_ROWS_KEY.to_string(),
         serde_json::to_value(&view.sub_tasks).expect("sub-task rows always serialise"),

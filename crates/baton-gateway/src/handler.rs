@@ -14,7 +14,7 @@ use a2a::{
 use a2a_server::{RequestHandler, ServiceParams};
 use async_trait::async_trait;
 use baton_core::derived_id::derived_id;
-use baton_core::extensions::{STATUS_EXTENSION, SUPPORTED_EXTENSIONS};
+use baton_core::extensions::{STATUS_EXTENSION, SUPPORTED_EXTENSIONS, TASK_EXTENSION};
 use baton_proto::temporal::search_attributes::{
     A2A_CONTEXT_ID, A2A_STATUS_TIMESTAMP, A2A_TASK_STATE, BATON_AGENT, BATON_PARTICIPANTS,
 };
@@ -39,7 +39,7 @@ use temporalio_common::search_attributes::SearchAttributes;
 use temporalio_common::{QueryDefinition, UpdateDefinition, WorkflowDefinition};
 use tokio_stream::wrappers::ReceiverStream;
 
-use crate::a2a_task::{events_of, task_of};
+use crate::a2a_task::{Reader, events_of, task_of};
 use crate::continuation::continuing;
 use crate::identity::{CallerKind, caller, check_task_id, sender};
 use crate::intake::{Trust, follow_up, inbox_message, new_task, text_of};
@@ -778,11 +778,16 @@ impl RequestHandler for TemporalHandler {
         let configuration = req.configuration.as_ref();
         let history_length = configuration.and_then(|c| c.history_length);
         let immediately = configuration.and_then(|c| c.return_immediately) == Some(true);
+        let reader = sender_reader(params, &req.message);
         let delivered = self.deliver(params, &req, immediately).await?;
         let receipt = match &delivered.arrival {
             Arrival::Taken(receipt) => receipt,
             Arrival::Opened(view) => {
-                return Ok(SendMessageResponse::Task(task_of(view, history_length)));
+                return Ok(SendMessageResponse::Task(task_of(
+                    view,
+                    history_length,
+                    reader,
+                )));
             }
             Arrival::Unread => return Ok(SendMessageResponse::Task(submitted(&delivered))),
         };
@@ -793,7 +798,11 @@ impl RequestHandler for TemporalHandler {
         } else {
             self.wait_settled(task_id, receipt.cursor).await?
         };
-        Ok(SendMessageResponse::Task(task_of(&view, history_length)))
+        Ok(SendMessageResponse::Task(task_of(
+            &view,
+            history_length,
+            reader,
+        )))
     }
 
     async fn send_streaming_message(
@@ -802,11 +811,12 @@ impl RequestHandler for TemporalHandler {
         req: SendMessageRequest,
     ) -> Result<BoxStream<'static, Result<StreamResponse, A2AError>>, A2AError> {
         self.check_extensions(params)?;
+        let reader = sender_reader(params, &req.message);
         let delivered = self.deliver(params, &req, false).await?;
         let receipt = match &delivered.arrival {
             Arrival::Taken(receipt) => receipt.clone(),
             Arrival::Opened(view) => {
-                let only = StreamResponse::Task(task_of(view, None));
+                let only = StreamResponse::Task(task_of(view, None, reader));
                 return Ok(Box::pin(futures::stream::iter([Ok(only)])));
             }
             Arrival::Unread => {
@@ -817,7 +827,7 @@ impl RequestHandler for TemporalHandler {
         let view = self.view(&delivered.task_id).await?;
         if receipt.duplicate {
             // A repeated messageId: the task as it is, and the end of the stream.
-            let snapshot = StreamResponse::Task(task_of(&view, None));
+            let snapshot = StreamResponse::Task(task_of(&view, None, reader));
             return Ok(Box::pin(futures::stream::iter([Ok(snapshot)])));
         }
         // The task as the message found it, then every change since, in order: a state the
@@ -828,7 +838,7 @@ impl RequestHandler for TemporalHandler {
             status_message: None,
             ..view
         };
-        let snapshot = task_of(&as_received, None);
+        let snapshot = task_of(&as_received, None, reader);
         Ok(self.stream(delivered.task_id, receipt.cursor, EndAt::Settled, snapshot))
     }
 
@@ -838,7 +848,7 @@ impl RequestHandler for TemporalHandler {
         req: GetTaskRequest,
     ) -> Result<Task, A2AError> {
         let view = self.visible_cached_view(params, &req.id).await?;
-        Ok(task_of(&view, req.history_length))
+        Ok(task_of(&view, req.history_length, task_reader(params)))
     }
 
     async fn list_tasks(
@@ -889,7 +899,7 @@ impl RequestHandler for TemporalHandler {
                     .await
                     .is_err()
             {
-                return Ok(task_of(&view, Some(0)));
+                return Ok(task_of(&view, Some(0), task_reader(params)));
             }
         }
     }
@@ -915,7 +925,8 @@ impl RequestHandler for TemporalHandler {
                 .ok_or_else(|| self.unavailable("reading the task's events"))?
                 .next_seq
         };
-        Ok(self.stream(req.id, cursor, EndAt::Terminal, task_of(&view, None)))
+        let first = task_of(&view, None, task_reader(params));
+        Ok(self.stream(req.id, cursor, EndAt::Terminal, first))
     }
 
     async fn create_push_config(
@@ -1075,6 +1086,23 @@ fn requested_extensions(params: &ServiceParams) -> Vec<String> {
         .map(|uri| uri.trim().to_string())
         .filter(|uri| !uri.is_empty())
         .collect()
+}
+
+/// How the caller of a read reads a task: it activates extensions with `A2A-Extensions`.
+pub(crate) fn task_reader(params: &ServiceParams) -> Reader {
+    Reader {
+        task_extension: requested_extensions(params)
+            .iter()
+            .any(|uri| uri == TASK_EXTENSION),
+    }
+}
+
+/// How the sender of `message` reads the task it answers with: an extension is activated by
+/// `A2A-Extensions` or in the message's `extensions`.
+fn sender_reader(params: &ServiceParams, message: &Message) -> Reader {
+    Reader {
+        task_extension: activates(params, message, TASK_EXTENSION),
+    }
 }
 
 /// Whether the caller activated `uri`, with `A2A-Extensions` or in the message's `extensions`.

@@ -19,6 +19,7 @@ use temporalio_client::{WorkflowExecution, WorkflowListOptions};
 
 use crate::a2a_task::task_of;
 use crate::handler::TemporalHandler;
+use crate::handler::task_reader;
 use crate::identity::{CallerKind, caller};
 use crate::listing_cache::ListingKey;
 
@@ -106,7 +107,7 @@ pub async fn list_tasks(
     let tasks = page
         .iter()
         .map(|view| {
-            let mut task = task_of(view, req.history_length.or(Some(0)));
+            let mut task = task_of(view, req.history_length.or(Some(0)), task_reader(params));
             if !include_artifacts {
                 task.artifacts = None;
             }
@@ -279,7 +280,13 @@ mod tests {
 
     /// What ListTasks shows of a view: no history, no artifacts.
     fn listed_task(view: &TaskView) -> a2a::Task {
-        let mut task = task_of(view, Some(0));
+        let mut task = task_of(
+            view,
+            Some(0),
+            crate::a2a_task::Reader {
+                task_extension: true,
+            },
+        );
         task.artifacts = None;
         task
     }
