@@ -348,21 +348,11 @@ async fn deadline_passed(
         "cancel {}: past its deadline",
         ctx.state(RemoteTaskWorkflow::about)
     );
-    let canceled = ctx
-        .execute_activity(
-            BatonActivities::cancel_remote_task,
-            input,
-            policies::summarized(policies::cancel_remote_task(&cleanup), summary),
-        )
-        .await;
-    let after = ctx.state(|s| after_cancel(canceled, &s.last, s.start.delegated));
+    let (last, delegated) = ctx.state(|s| (s.last.clone(), s.start.delegated));
+    let outcome = cancel_until_ended(ctx, input, summary, &cleanup, &last, delegated).await;
     let mut reason = ctx.state(|s| deadline_exceeded(s.start.deadline_secs.unwrap_or_default()));
-    let unconfirmed = after
-        .text
-        .as_deref()
-        .filter(|text| after.state == TaskState::Failed && text.starts_with(UNCONFIRMED));
-    if let Some(unconfirmed) = unconfirmed {
-        reason = format!("{reason}; {unconfirmed}");
+    if let CancelOutcome::Unconfirmed { why, .. } = &outcome {
+        reason = format!("{reason}; {}", unconfirmed(why));
     }
     let failed = ctx.state(|s| RemoteSnapshot {
         state: TaskState::Failed,
@@ -655,14 +645,10 @@ async fn cancel_remote(
     let cleanup = WorkflowCancellationToken::new();
     let input = ctx.state(|s| s.task_in(ctx.workflow_id()));
     let summary = format!("cancel {}", ctx.state(RemoteTaskWorkflow::about));
-    let canceled = ctx
-        .execute_activity(
-            BatonActivities::cancel_remote_task,
-            input,
-            policies::summarized(policies::cancel_remote_task(&cleanup), summary),
-        )
-        .await;
-    let mapped = ctx.state(|s| after_cancel(canceled, &s.mapped(), s.start.delegated));
+    let (last, delegated) = ctx.state(|s| (s.mapped(), s.start.delegated));
+    let mapped = cancel_until_ended(ctx, input, summary, &cleanup, &last, delegated)
+        .await
+        .into_row();
     ctx.state_mut(|s| {
         s.last = mapped.clone();
         s.told = Some(mapped.clone());
@@ -672,40 +658,77 @@ async fn cancel_remote(
     Err(WorkflowTermination::cancelled())
 }
 
-/// How the row of a cancel the agent never confirmed begins.
-const UNCONFIRMED: &str = "the cancel was not confirmed";
+/// What a cancel of a remote task ended in.
+pub(crate) enum CancelOutcome {
+    /// The agent shows the task ended (as it answered, mapped), or no longer knows it.
+    Ended(RemoteSnapshot),
+    /// The agent did not confirm within the bound (refused, unreachable, still running): the
+    /// task may still run.
+    Unconfirmed {
+        /// The task as last seen.
+        seen: RemoteSnapshot,
+        /// Why the cancel is not confirmed.
+        why: String,
+    },
+}
 
-/// What a cancel of the remote task leaves: the agent's final state once it confirmed; CANCELED
-/// when it no longer knows the task; FAILED, saying the task may still run, when the agent did
-/// not confirm within the bound (refused, unreachable, still running): never CANCELED for a task
-/// that may still run.
-pub(crate) fn after_cancel(
-    outcome: Result<RemoteSnapshot, ActivityExecutionError>,
+impl CancelOutcome {
+    /// The row a cancel leaves: the task as it ended, or FAILED saying the cancel was not
+    /// confirmed. Never CANCELED for a task that may still run.
+    pub(crate) fn into_row(self) -> RemoteSnapshot {
+        match self {
+            CancelOutcome::Ended(ended) => ended,
+            CancelOutcome::Unconfirmed { seen, why } => RemoteSnapshot {
+                state: TaskState::Failed,
+                sub_state: None,
+                text: Some(unconfirmed(&why)),
+                ..seen
+            },
+        }
+    }
+}
+
+fn unconfirmed(why: &str) -> String {
+    format!("the cancel was not confirmed ({why}): the task may still run on the agent")
+}
+
+/// Cancels the remote task until the agent shows it ended (`cancel_remote_task`, on `token`, so
+/// the cancel it serves does not cut it short), and says what that ended in. `last` is the task
+/// as last seen, `delegated` as for [`map_remote_state`].
+pub(crate) async fn cancel_until_ended<W>(
+    ctx: &mut WorkflowContext<W>,
+    task: RemoteTaskIn,
+    summary: String,
+    token: &WorkflowCancellationToken,
     last: &RemoteSnapshot,
     delegated: bool,
-) -> RemoteSnapshot {
-    let unconfirmed = |seen: RemoteSnapshot, why: String| RemoteSnapshot {
-        state: TaskState::Failed,
-        sub_state: None,
-        text: Some(format!(
-            "{UNCONFIRMED} ({why}): the task may still run on the agent"
-        )),
-        ..seen
-    };
-    match outcome {
-        Ok(seen) if seen.state.is_terminal() => map_remote_state(seen, delegated),
+) -> CancelOutcome {
+    let canceled = ctx
+        .execute_activity(
+            BatonActivities::cancel_remote_task,
+            task,
+            policies::summarized(policies::cancel_remote_task(token), summary),
+        )
+        .await;
+    match canceled {
+        Ok(seen) if seen.state.is_terminal() => {
+            CancelOutcome::Ended(map_remote_state(seen, delegated))
+        }
         Ok(seen) => {
             let why = format!("the agent still reports it {}", seen.state);
-            unconfirmed(seen, why)
+            CancelOutcome::Unconfirmed { seen, why }
         }
         Err(error) if activity_failure::type_name(&error).as_deref() == Some(TASK_NOT_FOUND) => {
-            RemoteSnapshot {
+            CancelOutcome::Ended(RemoteSnapshot {
                 state: TaskState::Canceled,
                 sub_state: None,
                 ..last.clone()
-            }
+            })
         }
-        Err(error) => unconfirmed(last.clone(), activity_failure::message(&error)),
+        Err(error) => CancelOutcome::Unconfirmed {
+            seen: last.clone(),
+            why: activity_failure::message(&error),
+        },
     }
 }
 

@@ -54,6 +54,7 @@ use crate::activity_failure;
 use crate::event_log::EventLog;
 use crate::patches::{Patch, has_patch};
 use crate::policies;
+use crate::remote_task_workflow::cancel_until_ended;
 use baton_proto::temporal::memo::LISTED_TASK;
 use baton_proto::temporal::search_attributes::{
     A2A_CONTEXT_ID, A2A_STATUS_TIMESTAMP, A2A_TASK_STATE,
@@ -1545,14 +1546,9 @@ async fn cancel_unwatched(
         task.remote_task_id, task.agent
     );
     let stand_in_id = task.stand_in_id.clone();
-    let canceled = ctx
-        .execute_activity(
-            BatonActivities::cancel_remote_task,
-            task,
-            policies::summarized(policies::cancel_remote_task(&cleanup), summary),
-        )
-        .await;
-    let after = crate::remote_task_workflow::after_cancel(canceled, seen, true);
+    let after = cancel_until_ended(ctx, task, summary, &cleanup, seen, true)
+        .await
+        .into_row();
     record_change(ctx, &stand_in_id, &after);
     after.state
 }
