@@ -12,13 +12,14 @@ mod follow;
 mod heartbeat;
 mod model_turn;
 mod once_per_run;
+mod prefixes;
 mod push_delivery;
 mod remote_calls;
 mod reply;
 mod tool_call;
 mod watch;
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use baton_a2a::{Registry, RemoteAgent};
@@ -40,6 +41,7 @@ use crate::heartbeat::heartbeating;
 use crate::once_per_run::OncePerRun;
 
 pub use model_turn::StaticPrefix;
+pub use prefixes::Prefixes;
 
 /// The longest a follow holds SubscribeToTask open before handing back to the workflow, so a
 /// follow never outlives its activity timeout and the stand-in can roll over.
@@ -80,8 +82,8 @@ pub struct BatonActivities {
     model_retry_for: Duration,
     /// `model.context_budget`: the most tokens one turn sends.
     context_budget: usize,
-    /// The static prefix of every model turn; replaced when a pending agent joins the roster.
-    prefix: Arc<RwLock<StaticPrefix>>,
+    /// The static prefix of each task's model turns.
+    prefixes: Arc<Prefixes>,
     /// The `[[mcp]]` servers whose tools the prefix offers.
     mcp: Arc<McpServers>,
     /// `server.base_url`: where agents can push to this Baton. Without it, nothing pushes.
@@ -96,15 +98,15 @@ pub struct BatonActivities {
 }
 
 impl BatonActivities {
-    /// The activities of one worker. They call the agents of `registry`, and `model` with
-    /// `prefix` in front of every turn (as `model_settings` say); they push to webhooks as the
+    /// The activities of one worker. They call the agents of `registry`, and `model` with a
+    /// prefix of `prefixes` in front of every turn (as `model_settings` say); they push to webhooks as the
     /// `server` settings allow, opening what the gateway sealed with `deployment`; their metrics
     /// carry `task_queue`.
     pub fn new(
         registry: Arc<Registry>,
         model: Arc<dyn ModelProvider>,
         model_settings: &baton_config::ModelSettings,
-        prefix: StaticPrefix,
+        prefixes: Prefixes,
         server: &baton_config::ServerSettings,
         deployment: Arc<baton_core::deployment_key::DeploymentKey>,
         task_queue: String,
@@ -116,7 +118,7 @@ impl BatonActivities {
             default_model: model_settings.model.clone(),
             model_retry_for: model_settings.retry_for,
             context_budget: model_settings.context_budget,
-            prefix: Arc::new(RwLock::new(prefix)),
+            prefixes: Arc::new(prefixes),
             mcp: Arc::new(McpServers::none()),
             push_base: push_base.clone(),
             follow_window: FOLLOW_WINDOW,
@@ -150,22 +152,6 @@ impl BatonActivities {
     /// The MCP servers whose tools the model is offered.
     pub fn mcp(&self) -> &Arc<McpServers> {
         &self.mcp
-    }
-
-    /// Replaces the static prefix, after the roster changed (a pending agent joined). Turns
-    /// under way finish with the one they started with.
-    pub fn replace_prefix(&self, prefix: StaticPrefix) {
-        *self
-            .prefix
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = prefix;
-    }
-
-    fn current_prefix(&self) -> StaticPrefix {
-        self.prefix
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
     }
 
     /// The agent `id`. One whose card the worker is still fetching is worth retrying; one the
@@ -425,7 +411,15 @@ impl BatonActivities {
         input: InvokeModelIn,
     ) -> Result<InvokeModelOut, ActivityError> {
         let task_id = input.task_id.clone();
-        let prefix = self.current_prefix();
+        let prefix = self
+            .prefixes
+            .for_turn(input.roster.as_deref())
+            .map_err(|missing| {
+                ActivityError::from(anyhow::anyhow!(
+                    "this task's roster, fixed on its first turn, shows agent {missing:?}, whose \
+                     card this worker has not fetched yet; it keeps fetching it"
+                ))
+            })?;
         let turn = model_turn::invoke(
             self.model.as_ref(),
             &self.default_model,

@@ -309,6 +309,10 @@ pub struct InvokeModelIn {
     /// How many of the oldest history items earlier turns left out for the context budget.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub compacted: u32,
+    /// The ids of the roster the task's model was shown on its first turn, which every later
+    /// turn shows again; absent on the first turn, which gets the roster as it stands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roster: Option<Vec<String>>,
 }
 
 /// What `invoke_model` reports: one answer of the model.

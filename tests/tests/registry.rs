@@ -42,6 +42,15 @@ async fn self_is_registered_from_its_own_settings_without_a_fetch() {
 }
 
 #[tokio::test]
+async fn self_is_offered_only_when_a_gateway_serves_it() {
+    let registry = Registry::build(&settings(""), &[], &deployment(), CardLimits::default())
+        .await
+        .unwrap();
+    assert!(registry.ids().is_empty());
+    assert!(registry.roster().text.contains("(no agents)"));
+}
+
+#[tokio::test]
 async fn an_agent_of_the_same_process_gets_a_card_built_from_its_settings() {
     let ledger_port = free_port();
     let ledger = settings(&format!(
@@ -74,7 +83,7 @@ async fn an_agent_of_the_same_process_gets_a_card_built_from_its_settings() {
     let registry = Registry::build(&front, &[], &deployment(), CardLimits::default())
         .await
         .unwrap();
-    assert_eq!(registry.ids().into_iter().collect::<Vec<_>>(), ["self"]);
+    assert!(registry.ids().is_empty(), "no gateway, so no `self` either");
     assert_eq!(registry.pending_ids(), ["ledger"]);
     assert!(registry.get("ledger").is_none());
 }
@@ -97,7 +106,13 @@ async fn an_unreachable_card_is_fetched_again_until_it_joins_the_roster() {
         .await
         .unwrap();
     assert_eq!(registry.pending_ids(), ["ledger"]);
-    assert!(!registry.roster().text.contains("ledger"));
+    let before = registry.roster();
+    assert!(!before.text.contains("ledger"));
+    assert_eq!(
+        registry.roster_of(&["ledger".to_string()]),
+        Err("ledger".to_string()),
+        "a roster naming an agent not fetched here cannot be built"
+    );
 
     // Still down at the first refetch; up by a later one.
     let joined = std::sync::Mutex::new(Vec::new());
@@ -118,6 +133,8 @@ async fn an_unreachable_card_is_fetched_again_until_it_joins_the_roster() {
     assert!(registry.pending_ids().is_empty());
     assert_eq!(registry.get("ledger").unwrap().card().name, "Ledger");
     assert!(registry.roster().text.contains("- id: ledger"));
+    // A task shown the roster before the ledger joined is shown the same roster still.
+    assert_eq!(registry.roster_of(&before.ids), Ok(before));
 }
 
 #[tokio::test]
@@ -221,7 +238,10 @@ async fn one_refused_card_fails_the_build_naming_the_agent() {
 
 #[tokio::test]
 async fn the_roster_lists_registered_agents_and_is_the_same_every_time() {
-    let front = settings("[card]\nname = \"Front desk\"");
+    let front = settings(&format!(
+        "[card]\nname = \"Front desk\"\n[server]\nbase_url = \"http://127.0.0.1:{}\"",
+        free_port()
+    ));
     let registry = Registry::build(&front, &[], &deployment(), CardLimits::default())
         .await
         .unwrap();

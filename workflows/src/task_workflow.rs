@@ -109,6 +109,8 @@ pub struct TaskWorkflow {
     replies_sent: u32,
     /// How many of the oldest history items turns left out for the context budget.
     compacted: u32,
+    /// The ids of the roster the model was shown on the first turn: every turn shows the same.
+    roster: Option<Vec<String>>,
     /// When the deadline its delegator gave the task passes, in ms since the Unix epoch.
     deadline_at_ms: Option<u64>,
 }
@@ -156,6 +158,7 @@ impl TaskWorkflow {
             replies_out: Vec::new(),
             replies_sent: 0,
             compacted: 0,
+            roster: None,
             deadline_at_ms: None,
         };
         if let Some(carry) = carry {
@@ -176,6 +179,7 @@ impl TaskWorkflow {
             workflow.replies_out = carry.replies_out;
             workflow.replies_sent = carry.replies_sent;
             workflow.compacted = carry.compacted;
+            workflow.roster = carry.roster;
             workflow.deadline_at_ms = carry.deadline_at_ms;
         }
         workflow
@@ -684,6 +688,7 @@ impl TaskWorkflow {
                 replies_out: self.replies_out.clone(),
                 replies_sent: self.replies_sent,
                 compacted: self.compacted,
+                roster: self.roster.clone(),
                 deadline_at_ms: self.deadline_at_ms,
             }),
             ..self.input.clone()
@@ -1013,6 +1018,7 @@ async fn model_turn(
             task_section: render_task_section(&s.input, &s.sub_tasks),
             history: s.history.clone(),
             compacted: s.compacted,
+            roster: s.roster.clone(),
         }
     });
     let request = InvokeModelIn {
@@ -1059,6 +1065,9 @@ async fn model_turn(
         let cut = (turn.cut as usize).min(s.history.len());
         s.history.drain(..cut);
         s.compacted += cut as u32;
+        if s.roster.is_none() {
+            s.roster = Some(turn.agents.clone());
+        }
         if !keeps_order {
             // Before the patch, what arrived during the turn counted as read by it.
             s.take_arrived_messages();

@@ -20,5 +20,5 @@ mod trace_context;
 
 pub use card_fetch::CardLimits;
 pub use error::{AgentError, UnsupportedExtensionError};
-pub use registry::{AgentCheck, Registry, agent_http_client};
+pub use registry::{AgentCheck, Registry, SELF_NOT_OFFERED, agent_http_client};
 pub use remote_agent::{RemoteAgent, WatchMode};

@@ -16,6 +16,11 @@ use futures::future::join_all;
 
 use crate::{AgentError, CardLimits, RemoteAgent};
 
+/// Why `self` is out of the roster of an agent without a gateway.
+pub const SELF_NOT_OFFERED: &str = "`self` is not offered to the model: a sub-task on this agent \
+    is created through its own gateway, which runs only with server.base_url set; set it (for \
+    example to \"http://127.0.0.1:8080\") to let the model run steps on this agent";
+
 /// How long a connection to an agent may take to open. Calls themselves are bounded by the
 /// activities that make them, since a stream may rightly stay open for minutes.
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -164,7 +169,13 @@ impl Registry {
             allow_other_origin: false,
             auth: None,
         };
-        let registered = std::iter::once((&self_spec, Some(settings)))
+        let offers_self = settings.server.base_url.is_some();
+        if !offers_self {
+            tracing::warn!("{SELF_NOT_OFFERED}");
+        }
+        let registered = offers_self
+            .then_some((&self_spec, Some(settings)))
+            .into_iter()
             .chain(settings.agents.iter().map(|spec| {
                 let local = same_process
                     .iter()
@@ -234,6 +245,21 @@ impl Registry {
         let roster = build_roster(&entries);
         log_roster(&roster);
         roster
+    }
+
+    /// The roster of the agents `ids`, in the same text [`Registry::roster`] gave when those were
+    /// the registered agents, without logging it: what a task shown that roster keeps seeing.
+    /// `Err` names an agent this registry does not hold (its card not fetched here yet).
+    pub fn roster_of(&self, ids: &[String]) -> Result<Roster, String> {
+        let agents = self.read_agents();
+        let entries = ids
+            .iter()
+            .map(|id| match agents.get(id) {
+                Some(agent) => Ok(agent.roster_entry()),
+                None => Err(id.clone()),
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(build_roster(&entries))
     }
 
     // A panic while holding a lock leaves the maps whole: read on.

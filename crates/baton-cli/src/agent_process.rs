@@ -7,10 +7,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use baton_a2a::{CardLimits, Registry};
-use baton_activities::{BatonActivities, StaticPrefix};
+use baton_activities::{BatonActivities, Prefixes};
 use baton_config::{Settings, WorkerTuning};
 use baton_core::deployment_key::DeploymentKey;
-use baton_core::system_prompt::static_prefix;
 use baton_mcp::McpServers;
 use baton_metrics::MetricsEndpoint;
 use baton_model::ChatCompletions;
@@ -56,7 +55,7 @@ impl AgentProcess {
         readiness: &Readiness,
     ) -> anyhow::Result<AgentProcess> {
         let activities = activities(settings, same_process, deployment).await?;
-        fetch_pending_cards(settings, &activities);
+        fetch_pending_cards(&activities);
         let follow_options = follow_worker_options(settings, activities.clone());
         let temporal = &settings.temporal;
         let tuning = &temporal.worker;
@@ -203,7 +202,12 @@ pub async fn activities(
             .map_err(|error| anyhow::anyhow!("{error}"))
             .context("connecting to the [[mcp]] servers")?,
     );
-    let prefix = prefix_of(&settings.agent.id, &registry, &mcp);
+    let prefixes = Prefixes::new(
+        &settings.agent.id,
+        settings.operator_prompt(),
+        registry.clone(),
+        mcp.tools(),
+    );
     let model = &settings.model;
     let provider = ChatCompletions::new(
         model.base_url.clone(),
@@ -214,7 +218,7 @@ pub async fn activities(
         registry,
         Arc::new(provider),
         model,
-        prefix,
+        prefixes,
         &settings.server,
         deployment.clone(),
         settings.temporal.task_queue.clone(),
@@ -222,30 +226,17 @@ pub async fn activities(
     .with_mcp_servers(mcp))
 }
 
-/// The static prefix of the model turns of agent `agent_id`, with the roster as it stands and
-/// the MCP servers' tools.
-fn prefix_of(agent_id: &str, registry: &Registry, mcp: &McpServers) -> StaticPrefix {
-    let roster = registry.roster();
-    StaticPrefix::new(
-        static_prefix(agent_id, &roster.text),
-        roster.ids,
-        mcp.tools(),
-    )
-}
-
-/// Fetches the cards that could not be fetched at startup again, in the background, and
-/// refreshes the model's prefix as each agent joins the roster.
-fn fetch_pending_cards(settings: &Settings, activities: &BatonActivities) {
+/// Fetches the cards that could not be fetched at startup again, in the background. Each agent
+/// that joins is offered to the tasks that start after it; running tasks keep their roster.
+fn fetch_pending_cards(activities: &BatonActivities) {
     let registry = activities.registry().clone();
     if registry.pending_ids().is_empty() {
         return;
     }
-    let agent_id = settings.agent.id.clone();
-    let activities = activities.clone();
     tokio::spawn(async move {
         registry
             .fetch_pending(CardLimits::default(), |_| {
-                activities.replace_prefix(prefix_of(&agent_id, &registry, activities.mcp()));
+                registry.roster();
             })
             .await;
     });

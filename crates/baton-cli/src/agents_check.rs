@@ -22,6 +22,10 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let push_receiver = settings.server.base_url.is_some();
     print!("{}", render_table(&checks, push_receiver));
 
+    if settings.server.base_url.is_none() {
+        println!("\nself: {}", baton_a2a::SELF_NOT_OFFERED);
+    }
+    print!("{}", render_operator_prompt(&settings));
     let (registry, refused) = Registry::from_checks(&settings.agent.id, checks);
     println!(
         "\nroster (as the model sees it):\n{}",
@@ -45,6 +49,29 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::FAILURE)
+}
+
+/// The operator's instructions as the model reads them, and the sections of the system prompt
+/// `[prompt]` changes.
+fn render_operator_prompt(settings: &Settings) -> String {
+    let mut text = match &settings.agent.instructions {
+        Some(instructions) => format!("\ninstructions (as the model sees them):\n{instructions}\n"),
+        None => "\ninstructions: none (set agent.instructions to say what this agent is for)\n"
+            .to_string(),
+    };
+    for (verb, sections) in [
+        ("replaced", &settings.prompt.replace),
+        ("extended", &settings.prompt.extend),
+    ] {
+        if !sections.is_empty() {
+            let names: Vec<&str> = sections.keys().map(String::as_str).collect();
+            text.push_str(&format!(
+                "system prompt sections {verb}: {}\n",
+                names.join(", ")
+            ));
+        }
+    }
+    text
 }
 
 /// Connects to the `[[mcp]]` servers as a worker would and prints the tools the model will be

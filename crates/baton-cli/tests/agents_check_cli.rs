@@ -31,6 +31,9 @@ async fn accepted_agents_get_a_row_each_and_the_roster_is_printed() {
         agents = [{{ id = "echo", url = "{}" }}, {{ id = "quiet", url = "{}", updates = "off" }}]
         [agent]
         id = "front-desk"
+        instructions = "Hand each question to the agent whose card matches it."
+        [prompt.extend]
+        agents = "Prefer echo."
         [server]
         base_url = "http://127.0.0.1:1/"
         [card]
@@ -66,6 +69,15 @@ async fn accepted_agents_get_a_row_each_and_the_roster_is_printed() {
         rows[3]
     );
 
+    assert!(
+        stdout.contains(
+            "\ninstructions (as the model sees them):\n\
+             Hand each question to the agent whose card matches it.\n\
+             system prompt sections extended: agents\n"
+        ),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("self: `self` is not offered"), "{stdout}");
     let roster = stdout
         .split("roster (as the model sees it):\n")
         .nth(1)
@@ -142,11 +154,26 @@ async fn a_refused_card_fails_the_check_naming_the_agent_and_why() {
     // The refused agent is not in the roster; the others are, one WARNING per cut field.
     assert!(!stdout.contains("- id: vault"), "{stdout}");
     assert!(stdout.contains("- id: chatty"), "{stdout}");
-    assert!(stderr.contains("agents roster: chatty, self"), "{stderr}");
-    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("WARN")).collect();
-    assert_eq!(warnings.len(), 1, "{stderr}");
+    // Without server.base_url nothing serves `self`: it is left out, and the check says why.
+    assert!(stderr.contains("agents roster: chatty\n"), "{stderr}");
     assert!(
-        warnings[0].contains("agent chatty: card field description truncated"),
+        stdout.contains("\nself: `self` is not offered to the model: a sub-task on this agent is created through its own gateway, which runs only with server.base_url set"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "\ninstructions: none (set agent.instructions to say what this agent is for)\n"
+        ),
+        "{stdout}"
+    );
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("WARN")).collect();
+    assert_eq!(warnings.len(), 2, "{stderr}");
+    assert!(
+        warnings[0].contains("`self` is not offered to the model"),
+        "{stderr}"
+    );
+    assert!(
+        warnings[1].contains("agent chatty: card field description truncated"),
         "{stderr}"
     );
 }

@@ -6,9 +6,12 @@ use std::time::Duration;
 
 use baton_proto::{InboxMessage, TaskState};
 use baton_tests::PythonPeer;
-use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, a2a_rpc, task_input};
+use baton_tests::engine::{
+    A2aProxy, TestTemporal, WorkerConfig, WorkerProcess, a2a_rpc, task_input,
+};
 use baton_tests::fake_model::{FakeModel, ModelResponseSpec, Scripted, call, reply};
 use baton_tests::metrics::{sample, scrape};
+use baton_tests::wait::poll_until;
 use serde_json::{Value, json};
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 
@@ -858,4 +861,129 @@ async fn an_answer_in_an_artifact_or_only_in_the_history_reaches_the_parents_mod
             );
         }
     }
+}
+
+fn answer(text: &str) -> InboxMessage {
+    InboxMessage {
+        message_id: format!("m-{text}"),
+        participant_id: "alice".into(),
+        text: text.into(),
+        push_config: None,
+        sub_task_id: None,
+    }
+}
+
+fn asking_alice(goal: &str) -> baton_proto::TaskInput {
+    serde_json::from_value(json!({
+        "name": "order", "goal": goal,
+        "participants": [{"id": "alice", "kind": "human", "role": "reporter"}]
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_task_keeps_the_roster_it_started_with_and_an_agent_that_joins_is_offered_to_new_tasks() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--name", "Ledger", "--behaviour", "complete"]).await;
+    let proxy = A2aProxy::start(&peer.url()).await;
+    proxy.set_down(true);
+    let model = FakeModel::start(vec![
+        call("ask_participant", json!({"question": "Which order?"})),
+        reply("The second task is done."),
+        reply("The first task is done."),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent("ledger", &proxy.url(), "");
+    let worker = WorkerProcess::start(baton(), &config.render()).await;
+
+    temporal
+        .start_task(&config.task_queue, "t-first", asking_alice("When?"))
+        .await;
+    temporal
+        .wait_for_task("t-first", WITHIN, |v| v.state == TaskState::InputRequired)
+        .await;
+    proxy.set_down(false);
+    poll_until("the ledger to join the roster", WITHIN, || {
+        let joined = !worker.logged(&["ledger", "joins the roster"]).is_empty();
+        async move { joined.then_some(()) }
+    })
+    .await;
+
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-second",
+            task_input("books", "Check."),
+        )
+        .await;
+    temporal
+        .wait_for_task("t-second", WITHIN, |v| v.state.is_terminal())
+        .await;
+    temporal
+        .send_inbox("t-first", answer("1042"))
+        .await
+        .unwrap();
+    let first = temporal
+        .wait_for_task("t-first", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(first.state, TaskState::Completed, "{first:#?}");
+
+    let requests = model.requests();
+    let [first_turn, second_task, first_again] = &requests[..] else {
+        panic!("three turns expected: {requests:#?}")
+    };
+    assert!(!system_message(first_turn).contains("- id: ledger"));
+    assert!(system_message(second_task).contains("- id: ledger"));
+    assert_eq!(
+        system_message(first_again),
+        system_message(first_turn),
+        "the first task's prefix is byte-identical after the ledger joined"
+    );
+    assert_eq!(first_again["tools"], first_turn["tools"]);
+}
+
+#[tokio::test]
+async fn without_a_gateway_self_is_not_offered_and_a_null_spawn_is_refused_at_once() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![
+        call(
+            "spawn_subtask",
+            json!({"name": "sum", "goal": "Add 2 and 2.", "agent": null}),
+        ),
+        reply("4"),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url());
+    assert!(config.base_url.is_none());
+    let worker = WorkerProcess::start(baton(), &config.render()).await;
+    assert_eq!(
+        worker
+            .logged(&[
+                "WARN",
+                "`self` is not offered to the model",
+                "server.base_url"
+            ])
+            .len(),
+        1,
+        "the reason is given at start"
+    );
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-alone",
+            task_input("sum", "Add 2 and 2."),
+        )
+        .await;
+    let view = temporal
+        .wait_for_task("t-alone", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    assert!(view.sub_tasks.is_empty(), "no sub-task was created");
+    let requests = model.requests();
+    assert!(system_message(&requests[0]).contains("(no agents)"));
+    let refusal = all_text(&requests[1]);
+    assert!(
+        refusal.contains("agent.unknown") && refusal.contains("do the step yourself"),
+        "{refusal}"
+    );
 }

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use baton_core::system_prompt::OperatorPrompt;
 use toml::Table;
 
 use crate::agent::{self, AgentSettings};
@@ -13,6 +14,7 @@ use crate::log::{self, LogSettings};
 use crate::mcp::{self, McpServerSpec};
 use crate::metrics::{self, MetricsSettings};
 use crate::model::{self, ModelSettings};
+use crate::prompt::{self, PromptSettings};
 use crate::server::{self, ServerSettings};
 use crate::temporal::{self, TemporalSettings};
 use crate::trace::{self, TraceSettings};
@@ -23,6 +25,8 @@ use crate::walk::Section;
 pub struct Settings {
     /// `[agent]`: this agent's id.
     pub agent: AgentSettings,
+    /// `[prompt]`: the operator's changes to sections of the system prompt.
+    pub prompt: PromptSettings,
     /// `agents`: the remote agents this agent may delegate to; none by default.
     pub agents: Vec<RemoteAgentSpec>,
     /// `[[mcp]]`: the servers whose tools the model is offered; none by default.
@@ -47,9 +51,9 @@ pub struct Settings {
     pub source: Option<PathBuf>,
 }
 
-const SECTIONS: [&str; 11] = [
-    "agent", "agents", "mcp", "server", "card", "temporal", "model", "metrics", "health", "log",
-    "trace",
+const SECTIONS: [&str; 12] = [
+    "agent", "prompt", "agents", "mcp", "server", "card", "temporal", "model", "metrics", "health",
+    "log", "trace",
 ];
 
 /// How errors name the text given to [`Settings::parse`].
@@ -69,14 +73,27 @@ impl Settings {
         Ok(settings)
     }
 
-    /// Parses `text` without touching the file system or the process environment:
-    /// relative paths resolve against `base_dir`, and `env` looks up environment variables.
+    /// Parses `text` without touching the process environment, and the file system only to
+    /// read `agent.instructions_file`: relative paths resolve against `base_dir`, and `env`
+    /// looks up environment variables.
     pub fn parse(
         text: &str,
         base_dir: &Path,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Settings, ConfigError> {
         read(UNNAMED_SOURCE, text, base_dir, env)
+    }
+}
+
+impl Settings {
+    /// Everything the operator writes into this agent's prompt: its instructions and the
+    /// sections it replaces or extends.
+    pub fn operator_prompt(&self) -> OperatorPrompt {
+        OperatorPrompt {
+            instructions: self.agent.instructions.clone(),
+            replace: self.prompt.replace.clone(),
+            extend: self.prompt.extend.clone(),
+        }
     }
 }
 
@@ -98,7 +115,8 @@ fn read(
     let mut errors = Errors::default();
     let root = Section::root(&table);
     root.refuse_unknown(&SECTIONS, &mut errors);
-    let agent = agent::read(root.field("agent"), &mut errors);
+    let agent = agent::read(root.field("agent"), base_dir, &mut errors);
+    let prompt = prompt::read(root.field("prompt"), &mut errors);
     let agents = agents::read(root.field("agents"), env, &mut errors);
     let mcp = mcp::read(root.field("mcp"), base_dir, env, &mut errors);
     let server = server::read(root.field("server"), env, &mut errors);
@@ -122,6 +140,7 @@ fn read(
     mcp::withhold_secrets(&mut mcp, &secrets);
     Ok(Settings {
         agent,
+        prompt,
         agents,
         mcp,
         server,
@@ -213,6 +232,7 @@ fn directory_of(path: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
     use std::net::SocketAddr;
     use std::path::{Path, PathBuf};
     use std::time::Duration;
@@ -244,7 +264,11 @@ mod tests {
         assert_eq!(
             settings,
             Settings {
-                agent: AgentSettings { id: "baton".into() },
+                agent: AgentSettings {
+                    id: "baton".into(),
+                    instructions: None,
+                },
+                prompt: PromptSettings::default(),
                 agents: vec![],
                 mcp: vec![],
                 server: ServerSettings {
@@ -323,6 +347,10 @@ mod tests {
     const FULL: &str = r#"
 [agent]
 id = "front-desk"
+instructions = "Answer customers' questions."
+
+[prompt.extend]
+agents = "Prefer the ledger."
 
 [[agents]]
 id = "ledger"
@@ -393,7 +421,12 @@ bind = "0.0.0.0:9464"
             settings,
             Settings {
                 agent: AgentSettings {
-                    id: "front-desk".into()
+                    id: "front-desk".into(),
+                    instructions: Some("Answer customers' questions.".into()),
+                },
+                prompt: PromptSettings {
+                    replace: BTreeMap::new(),
+                    extend: BTreeMap::from([("agents".into(), "Prefer the ledger.".into())]),
                 },
                 agents: vec![
                     RemoteAgentSpec {
@@ -508,12 +541,12 @@ bind = "0.0.0.0:9464"
         assert_only_error(
             "colour = \"red\"",
             "colour",
-            "unknown setting (allowed: agent, agents, mcp, server, card, temporal, model, metrics, health, log, trace)",
+            "unknown setting (allowed: agent, prompt, agents, mcp, server, card, temporal, model, metrics, health, log, trace)",
         );
         assert_only_error(
             "[openai]\nmodel = \"gpt-4.1\"",
             "openai",
-            "unknown setting (allowed: agent, agents, mcp, server, card, temporal, model, metrics, health, log, trace)",
+            "unknown setting (allowed: agent, prompt, agents, mcp, server, card, temporal, model, metrics, health, log, trace)",
         );
     }
 

@@ -63,6 +63,17 @@ impl<'a> Section<'a> {
         &self.path
     }
 
+    /// Every key of the table with its field, in the file's key order.
+    pub(crate) fn entries(&self) -> Vec<(&'a str, Field<'a>)> {
+        let Some(table) = self.table else {
+            return Vec::new();
+        };
+        table
+            .keys()
+            .map(|key| (key.as_str(), self.field(key)))
+            .collect()
+    }
+
     fn path_of(&self, key: &str) -> String {
         let is_bare = !key.is_empty()
             && key

@@ -9,8 +9,9 @@ use baton_config::Settings;
 
 /// For each key table of the reference, in order: a TOML document that puts `{key}` in that
 /// table. The last table of the page lists environment variables, not keys.
-const PROBES: [(&str, &str); 17] = [
+const PROBES: [(&str, &str); 18] = [
     ("[agent]", "[agent]\n{key} = 1"),
+    ("[prompt]", "[prompt]\n{key} = 1"),
     (
         "agents",
         "agents = [{ id = \"a\", url = \"https://a.example.com\", {key} = 1 }]",

@@ -92,9 +92,14 @@ impl ToolError {
         } else {
             available.join(", ")
         };
+        let hint = if rejected == SELF_AGENT {
+            " (this agent takes no sub-tasks of its own here: do the step yourself)"
+        } else {
+            ""
+        };
         Self {
             code: AGENT_UNKNOWN.to_string(),
-            message: format!("no agent '{rejected}'; available: {listed}"),
+            message: format!("no agent '{rejected}'{hint}; available: {listed}"),
             rejected: Some(rejected),
             available,
         }
@@ -347,7 +352,10 @@ mod tests {
     fn a_null_agent_without_self_registered_fails_closed() {
         let error = expect_error(&call(Value::Null), &registered(&["ledger"]));
         assert_eq!(error.code, AGENT_UNKNOWN);
-        assert_eq!(error.message, "no agent 'self'; available: ledger");
+        assert_eq!(
+            error.message,
+            "no agent 'self' (this agent takes no sub-tasks of its own here: do the step yourself); available: ledger"
+        );
         assert_eq!(error.rejected.as_deref(), Some(SELF_AGENT));
         assert_eq!(error.available, ["ledger"]);
     }

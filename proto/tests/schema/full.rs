@@ -136,6 +136,7 @@ fn carry() -> TaskCarry {
         replies_out: vec![forwarded()],
         replies_sent: 4,
         compacted: 6,
+        roster: Some(vec!["ledger".into(), "self".into()]),
         deadline_at_ms: Some(1_775_000_000_000),
     }
 }
@@ -491,6 +492,7 @@ fn model_in() -> InvokeModelIn {
         task_section: "<task>\nname: books\n</task>".into(),
         history: history_items(),
         compacted: 2,
+        roster: Some(vec!["ledger".into()]),
     }
 }
 
