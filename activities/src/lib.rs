@@ -413,7 +413,7 @@ impl BatonActivities {
         let task_id = input.task_id.clone();
         let prefix = self
             .prefixes
-            .for_turn(input.roster.as_deref())
+            .for_turn(input.roster.as_ref().map(|roster| roster.agents.as_slice()))
             .map_err(|missing| {
                 ActivityError::from(anyhow::anyhow!(
                     "this task's roster, fixed on its first turn, shows agent {missing:?}, whose \

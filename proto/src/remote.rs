@@ -309,10 +309,18 @@ pub struct InvokeModelIn {
     /// How many of the oldest history items earlier turns left out for the context budget.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub compacted: u32,
-    /// The ids of the roster the task's model was shown on its first turn, which every later
-    /// turn shows again; absent on the first turn, which gets the roster as it stands.
+    /// The roster the task's model was shown on its first turn, which every later turn shows
+    /// again; absent on the first turn, which gets the roster as it stands.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub roster: Option<Vec<String>>,
+    pub roster: Option<TaskRoster>,
+}
+
+/// The agents a task's model is shown for the task's life: the roster of its first turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskRoster {
+    /// The agents' ids, sorted; none when no agent was offered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<String>,
 }
 
 /// What `invoke_model` reports: one answer of the model.

@@ -622,9 +622,9 @@ pub struct TaskCarry {
     /// How many of the oldest history items were left out for the context budget.
     #[serde(default)]
     pub compacted: u32,
-    /// The ids of the roster the task's model is shown, fixed by its first turn.
+    /// The roster the task's model is shown, fixed by its first turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub roster: Option<Vec<String>>,
+    pub roster: Option<crate::TaskRoster>,
     /// When the task's own deadline passes, in milliseconds since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_at_ms: Option<u64>,

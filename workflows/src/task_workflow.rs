@@ -35,8 +35,8 @@ use baton_proto::{
     InboxMessage, InboxReceipt, InvokeModelIn, InvokeModelOut, InvokeToolIn, Lifecycle,
     MessageRole, OfferedTool, PushConfig, PushDelivery, Refusal, RefusalCode, RemoteSnapshot,
     RemoteStart, RemoteTaskIn, Source, StartAgentTaskIn, StartAgentTaskOut, SubTaskReply,
-    SubTaskRow, TaskCarry, TaskEvent, TaskFailure, TaskInput, TaskMessage, TaskRef, TaskStart,
-    TaskState, TaskView, ToolCallRecord,
+    SubTaskRow, TaskCarry, TaskEvent, TaskFailure, TaskInput, TaskMessage, TaskRef, TaskRoster,
+    TaskStart, TaskState, TaskView, ToolCallRecord,
 };
 use futures::FutureExt;
 use temporalio_macros::{workflow, workflow_methods};
@@ -110,7 +110,7 @@ pub struct TaskWorkflow {
     /// How many of the oldest history items turns left out for the context budget.
     compacted: u32,
     /// The ids of the roster the model was shown on the first turn: every turn shows the same.
-    roster: Option<Vec<String>>,
+    roster: Option<TaskRoster>,
     /// When the deadline its delegator gave the task passes, in ms since the Unix epoch.
     deadline_at_ms: Option<u64>,
 }
@@ -1066,7 +1066,9 @@ async fn model_turn(
         s.history.drain(..cut);
         s.compacted += cut as u32;
         if s.roster.is_none() {
-            s.roster = Some(turn.agents.clone());
+            s.roster = Some(TaskRoster {
+                agents: turn.agents.clone(),
+            });
         }
         if !keeps_order {
             // Before the patch, what arrived during the turn counted as read by it.

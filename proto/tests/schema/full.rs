@@ -29,6 +29,7 @@ pub fn values() -> Vec<(&'static str, Value)> {
         one("EventPage", event_page()),
         one("EventEntry", event_entry()),
         one("ForwardedReply", forwarded()),
+        one("TaskRoster", task_roster()),
         one("RemoteStart", remote_start()),
         one("RemoteSnapshot", snapshot()),
         one("RemoteWatch", watch()),
@@ -136,7 +137,7 @@ fn carry() -> TaskCarry {
         replies_out: vec![forwarded()],
         replies_sent: 4,
         compacted: 6,
-        roster: Some(vec!["ledger".into(), "self".into()]),
+        roster: Some(task_roster()),
         deadline_at_ms: Some(1_775_000_000_000),
     }
 }
@@ -320,6 +321,12 @@ fn task_events() -> Vec<TaskEvent> {
     events
 }
 
+fn task_roster() -> TaskRoster {
+    TaskRoster {
+        agents: vec!["ledger".into(), "self".into()],
+    }
+}
+
 fn forwarded() -> ForwardedReply {
     ForwardedReply {
         stand_in_id: "books-1.1".into(),
@@ -492,7 +499,7 @@ fn model_in() -> InvokeModelIn {
         task_section: "<task>\nname: books\n</task>".into(),
         history: history_items(),
         compacted: 2,
-        roster: Some(vec!["ledger".into()]),
+        roster: Some(task_roster()),
     }
 }
 

@@ -21,6 +21,7 @@ pub const MESSAGES: &[(&str, RoundTrip)] = &[
     ("TaskInput", via::<TaskInput>),
     ("TaskLimits", via::<TaskLimits>),
     ("TaskCarry", via::<TaskCarry>),
+    ("TaskRoster", via::<TaskRoster>),
     ("Participant", via::<Participant>),
     ("TaskRef", via::<TaskRef>),
     ("HistoryItem", via::<HistoryItem>),
