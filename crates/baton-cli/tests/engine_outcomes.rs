@@ -109,6 +109,11 @@ async fn a_creation_that_fails_is_resolved_at_once_and_never_left_stuck() {
         "{second}"
     );
     assert!(second.contains("agents[].create_timeout is 2s"), "{second}");
+    assert!(
+        !second.contains(&peer.url()) && !second.contains("127.0.0.1"),
+        "the agent's URL never reaches the model: {second}"
+    );
+    assert!(second.contains("(address withheld)"), "{second}");
     let text = scrape(&config.metrics_url().unwrap()).await;
     let labels = [
         ("agent", "ledger"),

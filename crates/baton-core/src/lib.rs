@@ -19,6 +19,7 @@ pub mod extensions;
 pub mod mcp_tool;
 pub mod network;
 pub mod push_token;
+pub mod redact;
 pub mod roster;
 pub mod spawn_subtask;
 pub mod sub_task_reply;

@@ -6,7 +6,7 @@
 //! framed as untrusted data. Only the id, name, description and skills are
 //! inputs, so a URL or any other configuration can never reach the roster.
 
-use std::ops::RangeInclusive;
+use unicode_general_category::{GeneralCategory, get_general_category};
 
 use crate::untrusted::render_untrusted;
 
@@ -204,45 +204,18 @@ fn truncate(text: String, cap: usize) -> (String, bool) {
     (cut, true)
 }
 
-/// Format (Cf) and private-use (Co) characters, and the unassigned (Cn)
-/// stretches that are cheap to name, as of Unicode 16. Controls (Cc) are
-/// [`char::is_control`]; surrogates (Cs) cannot be a `char`.
-const OTHER_RANGES: &[RangeInclusive<char>] = &[
-    '\u{00AD}'..='\u{00AD}',
-    '\u{0600}'..='\u{0605}',
-    '\u{061C}'..='\u{061C}',
-    '\u{06DD}'..='\u{06DD}',
-    '\u{070F}'..='\u{070F}',
-    '\u{0890}'..='\u{0891}',
-    '\u{08E2}'..='\u{08E2}',
-    '\u{180E}'..='\u{180E}',
-    '\u{200B}'..='\u{200F}',
-    '\u{202A}'..='\u{202E}',
-    '\u{2060}'..='\u{206F}',
-    '\u{E000}'..='\u{F8FF}',
-    '\u{FDD0}'..='\u{FDEF}',
-    '\u{FEFF}'..='\u{FEFF}',
-    '\u{FFF0}'..='\u{FFFB}',
-    '\u{110BD}'..='\u{110BD}',
-    '\u{110CD}'..='\u{110CD}',
-    '\u{13430}'..='\u{1343F}',
-    '\u{1BCA0}'..='\u{1BCA3}',
-    '\u{1D173}'..='\u{1D17A}',
-    '\u{40000}'..='\u{DFFFF}',
-    '\u{E0000}'..='\u{E00FF}',
-    // Plane 14 after the variation selectors, then planes 15 and 16.
-    '\u{E01F0}'..='\u{10FFFF}',
-];
-
-/// Whether `c` is in Unicode general category C, as far as we can tell
-/// without a Unicode table.
+/// Whether `c` is in Unicode general category C: control (Cc), format (Cf),
+/// private use (Co) or unassigned (Cn, noncharacters included) as of the
+/// table's Unicode version. Surrogates (Cs) cannot be a `char`.
 pub(crate) fn is_category_other(c: char) -> bool {
-    c.is_control() || is_noncharacter(c) || OTHER_RANGES.iter().any(|range| range.contains(&c))
-}
-
-/// The last two code points of every plane (U+FFFE, U+FFFF, U+1FFFE, …).
-fn is_noncharacter(c: char) -> bool {
-    u32::from(c) & 0xFFFE == 0xFFFE
+    matches!(
+        get_general_category(c),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::PrivateUse
+            | GeneralCategory::Surrogate
+            | GeneralCategory::Unassigned
+    )
 }
 
 #[cfg(test)]
@@ -391,6 +364,12 @@ mod tests {
             '\u{50000}',
             '\u{E0000}',
             '\u{E01F0}',
+            // Unassigned code points inside blocks that are otherwise assigned.
+            '\u{0378}',
+            '\u{0530}',
+            '\u{2B74}',
+            '\u{1F6D8}',
+            '\u{E0080}',
         ];
         for c in other_chars {
             assert_eq!(

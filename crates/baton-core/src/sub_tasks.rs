@@ -9,6 +9,7 @@
 use baton_proto::{ChildDone, DelegationEnd, RemoteSnapshot, SubTaskRow, TaskState};
 
 use crate::context::clean;
+use crate::redact::withhold_urls;
 
 /// How many characters of a sub-task's answer reach the parent's model.
 pub const SUB_TASK_RESULT_CAP: usize = 4_000;
@@ -87,12 +88,14 @@ pub fn apply_child_done(rows: &mut [SubTaskRow], done: &ChildDone) -> Option<Str
 }
 
 /// The note for the parent's model when a sub-task could not be created:
-/// `Sub-task <name> on <agent> could not be created: <reason>`.
+/// `Sub-task <name> on <agent> could not be created: <reason>`, with every URL in the reason
+/// withheld.
 pub fn creation_failed_note(row: &SubTaskRow, reason: &str) -> String {
     format!(
-        "Sub-task {} on {} could not be created: {reason}",
+        "Sub-task {} on {} could not be created: {}",
         clean(&row.name),
-        clean(&row.agent)
+        clean(&row.agent),
+        withhold_urls(reason)
     )
 }
 
@@ -529,6 +532,18 @@ mod tests {
         assert_eq!(
             creation_failed_note(&row("parent.1", "first"), "connection refused"),
             "Sub-task first on ledger could not be created: connection refused"
+        );
+    }
+
+    #[test]
+    fn a_failed_creation_note_never_shows_the_agent_s_url() {
+        assert_eq!(
+            creation_failed_note(
+                &row("parent.1", "first"),
+                "error sending request for url (http://10.0.3.7:8201/rpc)"
+            ),
+            "Sub-task first on ledger could not be created: error sending request for url \
+             ((address withheld))"
         );
     }
 
