@@ -209,6 +209,9 @@ pub async fn activities(
         mcp.tools(),
     );
     let model = &settings.model;
+    if let Some(why) = &model.api_key_withheld {
+        tracing::warn!("{why}");
+    }
     let provider = ChatCompletions::new(
         model.base_url.clone(),
         model.api_key.as_ref().map(|key| key.expose().to_string()),

@@ -2,6 +2,9 @@
 
 #![warn(missing_docs)]
 
+/// The environment variable that names the config when a command is given no `--config`.
+pub const CONFIG_VARIABLE: &str = "BATON_CONFIG";
+
 pub mod agent_process;
 pub mod agent_span;
 pub mod agents_check;

@@ -72,14 +72,34 @@ fn layer(format: LogFormat) -> FormatLayer {
         .with_writer(std::io::stderr)
         .with_target(false);
     match format {
-        LogFormat::Text => lines.with_ansi(std::io::stderr().is_terminal()).boxed(),
+        LogFormat::Text => lines
+            .with_ansi(wants_colour(
+                std::io::stderr().is_terminal(),
+                std::env::var_os("NO_COLOR").as_deref(),
+            ))
+            .boxed(),
         LogFormat::Json => lines.json().with_ansi(false).boxed(),
     }
+}
+
+/// Whether text lines are coloured: on a terminal, unless `NO_COLOR` is set to anything but
+/// the empty string (no-color.org).
+fn wants_colour(on_a_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    on_a_terminal && no_color.is_none_or(std::ffi::OsStr::is_empty)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_coloured_only_on_a_terminal_without_no_color() {
+        use std::ffi::OsStr;
+        assert!(wants_colour(true, None));
+        assert!(wants_colour(true, Some(OsStr::new(""))));
+        assert!(!wants_colour(true, Some(OsStr::new("1"))));
+        assert!(!wants_colour(false, None));
+    }
 
     #[test]
     fn baton_crates_are_exported_and_the_sdks_are_not() {

@@ -6,6 +6,9 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+/// The environment variable that names the config when `--config` is not given.
+const CONFIG_VARIABLE: &str = baton_cli::CONFIG_VARIABLE;
+
 /// Baton: a durable agent harness on Temporal that delegates to other A2A agents.
 #[derive(Parser)]
 #[command(name = "baton", version, about)]
@@ -24,13 +27,13 @@ enum Command {
     /// Serve Baton as an A2A 1.0 agent on [server] bind, with Temporal behind every call.
     Gateway {
         /// The agent's baton.toml.
-        #[arg(long, short, value_name = "FILE")]
+        #[arg(long, short, value_name = "FILE", env = CONFIG_VARIABLE)]
         config: PathBuf,
     },
     /// Run a Temporal worker for TaskWorkflow, RemoteTaskWorkflow and their activities.
     Worker {
         /// The agent's baton.toml.
-        #[arg(long, short, value_name = "FILE")]
+        #[arg(long, short, value_name = "FILE", env = CONFIG_VARIABLE)]
         config: PathBuf,
     },
     /// Run every agent of the given configs in one process: workers, gateways, and one embedded
@@ -67,7 +70,7 @@ enum AgentsCommand {
     /// Fetch and validate every agent's card, then print the roster the model will see.
     Check {
         /// The agent's baton.toml.
-        #[arg(long, short, value_name = "FILE")]
+        #[arg(long, short, value_name = "FILE", env = CONFIG_VARIABLE)]
         config: PathBuf,
     },
 }
@@ -77,7 +80,7 @@ enum TemporalCommand {
     /// Start `temporal server start-dev` with the config's [temporal.embedded] settings.
     Serve {
         /// The agent's baton.toml, whose [temporal.embedded] is used.
-        #[arg(long, short, value_name = "FILE")]
+        #[arg(long, short, value_name = "FILE", env = CONFIG_VARIABLE)]
         config: PathBuf,
     },
 }

@@ -231,6 +231,54 @@ async fn a_bad_config_is_reported_by_setting() {
 }
 
 #[tokio::test]
+async fn a_command_without_config_finds_it_in_baton_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("desk.toml");
+    std::fs::write(
+        &path,
+        "[agent]\nid = \"desk\"\ninstructions = \"Answer politely.\"",
+    )
+    .unwrap();
+    let baton = |args: &[&str], config: Option<&std::path::Path>| {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_baton"));
+        command.args(args).env_remove("BATON_CONFIG");
+        if let Some(config) = config {
+            command.env("BATON_CONFIG", config);
+        }
+        command.output()
+    };
+    let checked = baton(&["agents", "check"], Some(&path)).await.unwrap();
+    let stdout = text(&checked.stdout);
+    assert!(
+        checked.status.success(),
+        "{stdout}{}",
+        text(&checked.stderr)
+    );
+    assert!(stdout.contains("Answer politely."), "{stdout}");
+
+    let missing = baton(&["agents", "check"], None).await.unwrap();
+    assert_eq!(missing.status.code(), Some(2), "clap's usage error");
+    assert!(text(&missing.stderr).contains("--config <FILE>"));
+
+    // `task` reads the agent's URL from the config BATON_CONFIG names.
+    let listed = baton(&["task", "list"], Some(&path)).await.unwrap();
+    assert!(!listed.status.success());
+    assert!(
+        text(&listed.stderr).contains("server.base_url is not set, so it serves no gateway"),
+        "{}",
+        text(&listed.stderr)
+    );
+    let nothing = baton(&["task", "list"], None).await.unwrap();
+    assert!(
+        text(&nothing.stderr).contains(
+            "say which agent: --url URL, --config FILE, or BATON_CONFIG in the environment"
+        ),
+        "{}",
+        text(&nothing.stderr)
+    );
+}
+
+#[tokio::test]
 async fn the_mcp_tools_are_listed_as_the_model_is_offered_them() {
     let example = baton_tests::workspace().join("examples/delegation");
     let output = run_check(&format!(

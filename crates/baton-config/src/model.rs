@@ -12,12 +12,16 @@ use crate::walk::Field;
 /// `[model]`: the OpenAI-compatible model endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelSettings {
-    /// The endpoint `/chat/completions` is appended to; `BATON_MODEL_BASE_URL` overrides it.
+    /// The endpoint `/chat/completions` is appended to: `BATON_MODEL_BASE_URL`, else the file's,
+    /// else `OPENAI_BASE_URL`, else OpenAI's.
     pub base_url: Url,
     /// The model a task uses unless its input names one; `BATON_MODEL` overrides it.
     pub model: String,
-    /// From `BATON_MODEL_API_KEY`, else `OPENAI_API_KEY`; never from the file.
+    /// From `BATON_MODEL_API_KEY`, else `OPENAI_API_KEY` when `base_url` is the endpoint that
+    /// key is for (`OPENAI_BASE_URL`, else OpenAI's); never from the file.
     pub api_key: Option<Secret>,
+    /// Why a key set in the environment is not sent, for the worker to log at start.
+    pub api_key_withheld: Option<String>,
     /// The longest one call to the provider may take, from connecting to the last byte;
     /// default 60 s.
     pub timeout: Duration,
@@ -45,6 +49,10 @@ const DEFAULT_RETRY_FOR: Duration = Duration::from_secs(300);
 const API_KEY_VARIABLES: [&str; 2] = ["BATON_MODEL_API_KEY", "OPENAI_API_KEY"];
 /// Overrides `model.base_url`, so one command can point an agent at another endpoint.
 pub const BASE_URL_VARIABLE: &str = "BATON_MODEL_BASE_URL";
+/// The endpoint `OPENAI_API_KEY` is for, and the base URL when neither Baton's variable nor
+/// the file sets one (the OpenAI SDKs' convention).
+pub const OPENAI_BASE_URL_VARIABLE: &str = "OPENAI_BASE_URL";
+const OPENAI_KEY_VARIABLE: &str = "OPENAI_API_KEY";
 /// Overrides `model.model`.
 pub const MODEL_VARIABLE: &str = "BATON_MODEL";
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -60,16 +68,24 @@ pub(crate) fn read(
     section.refuse_unknown_explained(&KEYS, explain_secret_key(&API_KEY_VARIABLES), errors);
     let base_url_override = overriding(env, BASE_URL_VARIABLE);
     let model_override = overriding(env, MODEL_VARIABLE);
-    let base_url_field = match &base_url_override {
-        Some(value) => Field::detached(
+    let openai_base_url = overriding(env, OPENAI_BASE_URL_VARIABLE);
+    let base_url_field = match (&base_url_override, &openai_base_url) {
+        (Some(value), _) => Field::detached(
             format!("{BASE_URL_VARIABLE} (overriding model.base_url)"),
             value,
         ),
-        None => section.field("base_url"),
+        (None, Some(value)) if !section.field("base_url").is_set() => {
+            Field::detached(OPENAI_BASE_URL_VARIABLE.to_string(), value)
+        }
+        _ => section.field("base_url"),
     };
     let base_url = base_url(&base_url_field, DEFAULT_BASE_URL, errors)
         .unwrap_or_else(|| Url::parse(DEFAULT_BASE_URL).expect("the default model URL parses"));
-    let api_key = secret_from_env(env, &API_KEY_VARIABLES);
+    let openai_key_for = openai_base_url
+        .as_ref()
+        .and_then(toml::Value::as_str)
+        .unwrap_or(DEFAULT_BASE_URL);
+    let (api_key, api_key_withheld) = api_key(env, &base_url, openai_key_for);
     if api_key.is_some() && base_url.scheme() == "http" && !is_loopback(&base_url) {
         base_url_field.fail(
             errors,
@@ -96,10 +112,38 @@ pub(crate) fn read(
         base_url,
         model: model.to_owned(),
         api_key,
+        api_key_withheld,
         timeout,
         retry_for,
         context_budget,
     }
+}
+
+/// The key sent to `base_url`: `BATON_MODEL_API_KEY`, which is for whatever endpoint Baton is
+/// given, else `OPENAI_API_KEY` when `base_url` is `openai_key_for`, the endpoint it is for.
+/// Otherwise none, with why `OPENAI_API_KEY` was withheld when it is set: a key is never sent to
+/// an endpoint it was not given for.
+fn api_key(
+    env: &dyn Fn(&str) -> Option<String>,
+    base_url: &Url,
+    openai_key_for: &str,
+) -> (Option<Secret>, Option<String>) {
+    if let Some(key) = secret_from_env(env, &API_KEY_VARIABLES[..1]) {
+        return (Some(key), None);
+    }
+    let Some(key) = secret_from_env(env, &[OPENAI_KEY_VARIABLE]) else {
+        return (None, None);
+    };
+    let same = |url: &str| url.trim_end_matches('/') == base_url.as_str().trim_end_matches('/');
+    if same(openai_key_for) {
+        return (Some(key), None);
+    }
+    let withheld = format!(
+        "{OPENAI_KEY_VARIABLE} is set but not sent: it is for {openai_key_for} and the model \
+         endpoint is {base_url}; set BATON_MODEL_API_KEY for that endpoint, or \
+         {OPENAI_BASE_URL_VARIABLE} to it"
+    );
+    (None, Some(withheld))
 }
 
 /// The value of `variable` as a TOML string, when it is set and not empty.
@@ -240,6 +284,90 @@ mod tests {
     }
 
     #[test]
+    fn openai_base_url_is_the_endpoint_unless_baton_s_variable_or_the_file_names_one() {
+        let openai = [("OPENAI_BASE_URL", "https://llm.example.com/v1")];
+        let model = parse_with_env("", &openai).unwrap().model;
+        assert_eq!(model.base_url.as_str(), "https://llm.example.com/v1");
+        let model = parse_with_env(
+            "[model]\nbase_url = \"https://file.example.com/v1\"",
+            &openai,
+        )
+        .unwrap()
+        .model;
+        assert_eq!(model.base_url.as_str(), "https://file.example.com/v1");
+        let both = [
+            openai[0],
+            ("BATON_MODEL_BASE_URL", "https://baton.example.com/v1"),
+        ];
+        let model = parse_with_env("", &both).unwrap().model;
+        assert_eq!(model.base_url.as_str(), "https://baton.example.com/v1");
+        assert_only_error_with_env(
+            "",
+            &[("OPENAI_BASE_URL", "llm.example.com")],
+            "OPENAI_BASE_URL",
+            "must be an absolute http or https URL like \"https://api.openai.com/v1\" (got \"llm.example.com\")",
+        );
+    }
+
+    #[test]
+    fn openai_api_key_goes_only_to_the_endpoint_it_is_for() {
+        let key = ("OPENAI_API_KEY", "sk-openai");
+        // OpenAI's endpoint, by default or named.
+        let model = parse_with_env("", &[key]).unwrap().model;
+        assert_eq!(model.api_key, Some(Secret::new("sk-openai")));
+        let named = "[model]\nbase_url = \"https://api.openai.com/v1/\"";
+        assert!(
+            parse_with_env(named, &[key])
+                .unwrap()
+                .model
+                .api_key
+                .is_some()
+        );
+        // The endpoint OPENAI_BASE_URL names.
+        let proxy = ("OPENAI_BASE_URL", "https://llm.example.com/v1");
+        let model = parse_with_env("", &[key, proxy]).unwrap().model;
+        assert_eq!(model.api_key, Some(Secret::new("sk-openai")));
+        // Any other endpoint: withheld, and the worker is told why.
+        for (text, variables) in [
+            (
+                "[model]\nbase_url = \"https://other.example.com/v1\"",
+                vec![key],
+            ),
+            (
+                "[model]\nbase_url = \"https://other.example.com/v1\"",
+                vec![key, proxy],
+            ),
+            (
+                "",
+                vec![
+                    key,
+                    ("BATON_MODEL_BASE_URL", "https://other.example.com/v1"),
+                ],
+            ),
+        ] {
+            let model = parse_with_env(text, &variables).unwrap().model;
+            assert_eq!(model.api_key, None, "{text} {variables:?}");
+            let why = model.api_key_withheld.unwrap();
+            assert!(
+                why.starts_with("OPENAI_API_KEY is set but not sent: it is for ")
+                    && why.contains("the model endpoint is https://other.example.com/v1"),
+                "{why}"
+            );
+            assert!(!why.contains("sk-openai"));
+        }
+        // Baton's own key goes wherever Baton is pointed.
+        let baton_key = ("BATON_MODEL_API_KEY", "sk-baton");
+        let model = parse_with_env(
+            "[model]\nbase_url = \"https://other.example.com/v1\"",
+            &[key, baton_key],
+        )
+        .unwrap()
+        .model;
+        assert_eq!(model.api_key, Some(Secret::new("sk-baton")));
+        assert_eq!(model.api_key_withheld, None);
+    }
+
+    #[test]
     fn the_api_key_is_never_printed() {
         let settings = parse_with_env("", &[("OPENAI_API_KEY", "sk-very-secret")]).unwrap();
         assert_eq!(format!("{:?}", settings.model.api_key), "Some(***)");
@@ -259,7 +387,7 @@ mod tests {
 
     #[test]
     fn plain_http_with_a_key_only_to_loopback() {
-        let key = [("OPENAI_API_KEY", "sk-123")];
+        let key = [("BATON_MODEL_API_KEY", "sk-123")];
         assert_only_error_with_env(
             "[model]\nbase_url = \"http://models.internal/v1\"",
             &key,

@@ -90,7 +90,8 @@ pub struct Target {
     /// The agent's URL (its card is read from there).
     #[arg(long, value_name = "URL", conflicts_with = "config")]
     url: Option<Url>,
-    /// A Baton config: the agent at its server.base_url.
+    /// A Baton config: the agent at its server.base_url. Without --url or --config, the config
+    /// BATON_CONFIG names.
     #[arg(long, short, value_name = "FILE")]
     config: Option<PathBuf>,
     /// The participant you act as (X-Participant-Id), where the agent takes asserted ids.
@@ -116,15 +117,25 @@ impl Target {
     }
 
     async fn connect(&self) -> anyhow::Result<RemoteAgent> {
-        let url = match (&self.url, &self.config) {
+        let config = self.config.clone().or_else(|| {
+            std::env::var_os(crate::CONFIG_VARIABLE)
+                .filter(|value| !value.is_empty())
+                .map(PathBuf::from)
+        });
+        let url = match (&self.url, config) {
             (Some(url), _) => url.clone(),
-            (None, Some(config)) => Settings::load(config)?.server.base_url.with_context(|| {
-                format!(
-                    "{}: server.base_url is not set, so it serves no gateway",
-                    config.display()
-                )
-            })?,
-            (None, None) => anyhow::bail!("say which agent: --url URL or --config FILE"),
+            (None, Some(config)) => {
+                Settings::load(&config)?.server.base_url.with_context(|| {
+                    format!(
+                        "{}: server.base_url is not set, so it serves no gateway",
+                        config.display()
+                    )
+                })?
+            }
+            (None, None) => anyhow::bail!(
+                "say which agent: --url URL, --config FILE, or {} in the environment",
+                crate::CONFIG_VARIABLE
+            ),
         };
         let spec = RemoteAgentSpec {
             id: "agent".into(),
