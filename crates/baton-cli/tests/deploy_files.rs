@@ -2,7 +2,7 @@
 //! ships parses as `baton` would load it, the Kubernetes manifests (the Kustomize base and every
 //! overlay's files) pass the Kubernetes 1.32 schemas (kubernetes-validate --strict), the
 //! kustomizations hold together without Kustomize to render them (every file they name exists,
-//! every patch targets a resource of the base, every file a baton.toml names is mounted), and
+//! every patch targets a resource of the base, every certificate file the temporal-client ConfigMap names is mounted), and
 //! docker-compose.yml holds together (every service it depends on exists, every mounted file
 //! exists, every Baton service has an image).
 
@@ -71,20 +71,22 @@ fn parses(text: &str, what: &str, env: &HashMap<&str, &str>) -> Settings {
     }
 }
 
-/// The part of a Kubernetes baton.toml that every overlay shares with the base: everything
-/// before `[temporal]` (the last table) and the comments just above it.
-fn shared_part(text: &str) -> String {
-    let mut lines: Vec<&str> = text
-        .lines()
-        .take_while(|line| *line != "[temporal]")
-        .collect();
-    while lines
-        .last()
-        .is_some_and(|line| line.is_empty() || line.starts_with('#'))
-    {
-        lines.pop();
-    }
-    lines.join("\n")
+/// The `TEMPORAL_*` literals of the ConfigMap temporal-client a kustomization generates, when it
+/// generates one.
+fn temporal_client_literals(directory: &Path) -> Option<HashMap<String, String>> {
+    let text = std::fs::read_to_string(directory.join("kustomization.yaml")).unwrap();
+    let start = text.find("- name: temporal-client")?;
+    Some(
+        text[start..]
+            .lines()
+            .skip(1)
+            .take_while(|line| !line.trim_start().starts_with("- name:"))
+            .filter_map(|line| line.trim().strip_prefix("- "))
+            .filter_map(|literal| literal.split_once('='))
+            .filter(|(name, _)| name.starts_with("TEMPORAL_"))
+            .map(|(name, value)| (name.to_string(), value.to_string()))
+            .collect(),
+    )
 }
 
 #[test]
@@ -107,9 +109,14 @@ fn every_config_in_deploy_is_a_valid_baton_toml() {
     let base = std::fs::read_to_string(k8s().join("base/baton.toml")).unwrap();
     let base_secret = std::fs::read_to_string(k8s().join("base/secret.yaml")).unwrap();
     for directory in kustomizations() {
-        let path = directory.join("baton.toml");
-        let what = path.display().to_string();
-        let text = std::fs::read_to_string(&path).unwrap();
+        // Every kustomization mounts the base's baton.toml; an overlay changes the cluster only
+        // through the ConfigMap temporal-client.
+        assert!(
+            directory == k8s().join("base") || !directory.join("baton.toml").exists(),
+            "{}: an overlay needs no baton.toml of its own",
+            directory.display()
+        );
+        let what = format!("{} with its temporal-client", directory.display());
         // The pods' environment has TEMPORAL_API_KEY when the base's Secret or the overlay's
         // patch of it carries one, and Baton must accept the config with it.
         let mut secrets = base_secret.clone();
@@ -118,20 +125,30 @@ fn every_config_in_deploy_is_a_valid_baton_toml() {
                 secrets.push_str(&std::fs::read_to_string(file).unwrap());
             }
         }
-        let mut env = HashMap::new();
+        let mut env = temporal_client_literals(&directory)
+            .or_else(|| temporal_client_literals(&k8s().join("base")))
+            .expect("the base generates the ConfigMap temporal-client");
         if secrets.contains("TEMPORAL_API_KEY:") {
-            env.insert("TEMPORAL_API_KEY", "a-key");
+            env.insert("TEMPORAL_API_KEY".into(), "a-key".into());
         }
-        let settings = parses(&text, &what, &env);
+        let env: HashMap<&str, &str> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let settings = parses(&base, &what, &env);
+        assert_eq!(
+            settings.temporal.mode,
+            baton_config::TemporalMode::Remote,
+            "{what}"
+        );
+        assert!(
+            settings
+                .temporal
+                .shared_sources
+                .contains_key("temporal.address"),
+            "{what}: the address comes from temporal-client"
+        );
         assert!(
             settings.temporal.worker.drain_grace < Duration::from_secs(grace),
             "{what}: temporal.drain_grace must be shorter than the worker Deployment's \
              terminationGracePeriodSeconds ({grace}), or Kubernetes kills running activities"
-        );
-        assert_eq!(
-            shared_part(&text),
-            shared_part(&base),
-            "{what} must be the base's baton.toml but for [temporal], so the overlay does not drift"
         );
     }
 }
@@ -161,12 +178,12 @@ fn the_kubernetes_manifests_pass_the_schemas() {
 /// resource (kind and name) or a container the base lacks; a generator does not replace the
 /// base's; a container's image is not set by `images:`, or it lacks CPU and memory requests or
 /// the probes; a Deployment with replicas has no PodDisruptionBudget; the base Secret carries
-/// TEMPORAL_API_KEY; a `tls_*` file of an overlay's baton.toml is not in a Secret mounted in
-/// every Deployment.
+/// TEMPORAL_API_KEY; a `TEMPORAL_TLS_*_PATH` file of an overlay's temporal-client is not in a
+/// Secret mounted in every Deployment.
 #[test]
 fn the_kustomizations_hold_together() {
     const CHECK: &str = r#"
-import os, sys, tomllib, yaml
+import os, sys, yaml
 k8s = sys.argv[1]
 base_dir = os.path.join(k8s, "base")
 problems = []
@@ -239,6 +256,11 @@ for name, doc in deployments.items():
         for mount in container.get("volumeMounts", []):
             if mount["name"] not in volumes:
                 problems.append(f"{what}: mounts unknown volume {mount['name']}")
+    for container in spec["containers"]:
+        for source in container.get("envFrom", []):
+            config = source.get("configMapRef", {}).get("name")
+            if config is not None and config not in generated:
+                problems.append(f"base Deployment {name}: envFrom names ConfigMap {config}, which the base does not generate")
     for volume in volumes.values():
         config = volume.get("configMap", {}).get("name")
         if config is not None and config not in generated:
@@ -289,20 +311,20 @@ for overlay in sorted(os.listdir(overlays)):
         for mount_path, volume in mounts[name].items():
             if volume not in volumes[name]:
                 problems.append(f"{overlay}: Deployment {name} mounts unknown volume {volume} at {mount_path}")
-    with open(os.path.join(directory, "baton.toml"), "rb") as f:
-        temporal = tomllib.load(f).get("temporal", {})
-    for setting in ["tls_ca", "tls_cert", "tls_key"]:
-        if setting not in temporal:
+    literals = dict(l.split("=", 1) for g in k.get("configMapGenerator", [])
+                    if g["name"] == "temporal-client" for l in g.get("literals", []))
+    for setting in ["TEMPORAL_TLS_SERVER_CA_CERT_PATH", "TEMPORAL_TLS_CLIENT_CERT_PATH", "TEMPORAL_TLS_CLIENT_KEY_PATH"]:
+        if setting not in literals:
             continue
-        path = temporal[setting]
+        path = literals[setting]
         for name in deployments:
             holders = [(p, v) for p, v in mounts[name].items() if os.path.dirname(path) == p]
             if not holders:
-                problems.append(f"{overlay}: temporal.{setting} = {path!r}, but Deployment {name} mounts nothing at {os.path.dirname(path)}")
+                problems.append(f"{overlay}: {setting}={path}, but Deployment {name} mounts nothing at {os.path.dirname(path)}")
                 continue
             secret = volumes[name][holders[0][1]].get("secret")
             if secret is None or os.path.basename(path) not in ("tls.crt", "tls.key", "ca.crt"):
-                problems.append(f"{overlay}: temporal.{setting} = {path!r} is not a key of a kubernetes.io/tls Secret (tls.crt, tls.key, ca.crt)")
+                problems.append(f"{overlay}: {setting}={path} is not a key of a kubernetes.io/tls Secret (tls.crt, tls.key, ca.crt)")
 print("\n".join(problems))
 sys.exit(1 if problems else 0)
 "#;

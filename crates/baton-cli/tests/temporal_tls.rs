@@ -289,3 +289,61 @@ async fn a_namespace_without_the_search_attributes_is_refused_at_start() {
         "temporal.search_attributes is true, but namespace \"bare\" lacks A2AContextId (Keyword)",
     );
 }
+
+#[tokio::test]
+async fn a_temporal_toml_profile_and_the_temporal_variables_choose_the_cluster_and_its_mtls() {
+    let temporal = TestTemporal::start().await;
+    let front = TlsFront::start(temporal.address()).await;
+    let model = FakeModel::start(vec![reply("done through the profile")]).await;
+    let key = std::fs::read_to_string(front.file("client.key")).unwrap();
+    let profiles = tempfile::NamedTempFile::new().unwrap();
+    // `default` points nowhere: only the profile TEMPORAL_PROFILE names may be used.
+    std::fs::write(
+        profiles.path(),
+        format!(
+            "[profile.default]\naddress = \"127.0.0.1:1\"\n\n\
+             [profile.cluster]\naddress = \"{}\"\nnamespace = \"not-this-one\"\n\n\
+             [profile.cluster.tls]\nserver_name = \"{SERVER_NAME}\"\n\
+             server_ca_cert_path = \"{}\"\nclient_cert_path = \"{}\"\n",
+            front.address(),
+            front.file("ca.pem").display(),
+            front.file("client.pem").display(),
+        ),
+    )
+    .unwrap();
+    let queue = format!("tq-profile-{}", std::process::id());
+    // No mode and no address in the file: the shared configuration gives both.
+    let config = format!(
+        "[agent]\nid = \"front-desk\"\n[temporal]\ntask_queue = \"{queue}\"\n\
+         search_attributes = true\n[model]\nbase_url = \"{}\"\nmodel = \"fake-model\"\n",
+        model.base_url()
+    );
+    let profile_path = profiles.path().display().to_string();
+    let worker = WorkerProcess::start_with_env(
+        baton(),
+        &config,
+        &[
+            ("TEMPORAL_CONFIG_FILE", profile_path.as_str()),
+            ("TEMPORAL_PROFILE", "cluster"),
+            // A variable wins over the profile; the key is given inline.
+            ("TEMPORAL_NAMESPACE", "default"),
+            ("TEMPORAL_TLS_CLIENT_KEY_DATA", key.as_str()),
+            ("TEMPORAL_GRPC_META_X_BATON_TEST", "profile"),
+        ],
+    )
+    .await;
+
+    temporal
+        .start_task(&queue, "t-profile", task_input("n", "g"))
+        .await;
+    let view = temporal
+        .wait_for_task("t-profile", Duration::from_secs(60), |v| {
+            v.state.is_terminal()
+        })
+        .await;
+    assert_eq!(view.state, TaskState::Completed);
+    assert!(
+        worker.logged(&["127.0.0.1:1"]).is_empty(),
+        "the default profile was never used"
+    );
+}

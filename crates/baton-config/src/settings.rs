@@ -1,5 +1,6 @@
 //! The whole settings file: parsing, defaults, the checks across sections, and loading from disk.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use baton_core::system_prompt::OperatorPrompt;
@@ -68,7 +69,16 @@ impl Settings {
             ConfigError::whole_file(&source_name, format!("cannot read {source_name}: {error}"))
         })?;
         let env = |name: &str| std::env::var(name).ok();
-        let mut settings = read(&source_name, &text, &directory_of(path), &env)?;
+        let temporal_env = std::env::vars()
+            .filter(|(name, value)| name.starts_with("TEMPORAL_") && !value.is_empty())
+            .collect();
+        let mut settings = read(
+            &source_name,
+            &text,
+            &directory_of(path),
+            &env,
+            &temporal_env,
+        )?;
         settings.source = Some(path.to_path_buf());
         Ok(settings)
     }
@@ -81,7 +91,11 @@ impl Settings {
         base_dir: &Path,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Settings, ConfigError> {
-        read(UNNAMED_SOURCE, text, base_dir, env)
+        let temporal_env = crate::temporal_shared::VARIABLES
+            .iter()
+            .filter_map(|name| Some((name.to_string(), env(name).filter(|v| !v.is_empty())?)))
+            .collect();
+        read(UNNAMED_SOURCE, text, base_dir, env, &temporal_env)
     }
 }
 
@@ -108,6 +122,7 @@ fn read(
     text: &str,
     base_dir: &Path,
     env: &dyn Fn(&str) -> Option<String>,
+    temporal_env: &HashMap<String, String>,
 ) -> Result<Settings, ConfigError> {
     let table: Table = text.parse().map_err(|error: toml::de::Error| {
         ConfigError::whole_file(source_name, error.to_string())
@@ -126,7 +141,7 @@ fn read(
         root.field("temporal"),
         &agent.id,
         base_dir,
-        env,
+        temporal_env,
         &mut errors,
     );
     let model = model::read(root.field("model"), env, &mut errors);
@@ -244,8 +259,8 @@ mod tests {
     use crate::secret::Secret;
     use crate::test_support::*;
     use crate::{
-        ClientCertificate, EmbeddedTemporal, SqliteSync, TemporalMode, TemporalTls, Updates,
-        WorkerTuning,
+        ClientCertificate, EmbeddedTemporal, Pem, PemSource, SqliteSync, TemporalMode, TemporalTls,
+        Updates, WorkerTuning,
     };
 
     fn default_auth() -> crate::AuthSettings {
@@ -255,6 +270,13 @@ mod tests {
             api_key_header: "X-API-Key".into(),
             oidc: None,
             deployment_secret: None,
+        }
+    }
+
+    fn file_pem(setting: &str, path: &str) -> PemSource {
+        PemSource {
+            setting: setting.to_string(),
+            pem: Pem::File(Path::new(BASE_DIR).join(path)),
         }
     }
 
@@ -294,6 +316,8 @@ mod tests {
                     task_queue: "baton".into(),
                     tls: false,
                     tls_files: TemporalTls::default(),
+                    grpc_meta: BTreeMap::new(),
+                    shared_sources: BTreeMap::new(),
                     search_attributes: true,
                     api_key: None,
                     follow_slots: 1000,
@@ -493,13 +517,18 @@ bind = "0.0.0.0:9464"
                     tls_files: TemporalTls {
                         ca: None,
                         client: Some(ClientCertificate {
-                            cert: Path::new(BASE_DIR).join("certs/desk.pem"),
-                            key: Path::new(BASE_DIR).join("certs/desk.key"),
+                            cert: file_pem("temporal.tls_cert", "certs/desk.pem"),
+                            key: file_pem("temporal.tls_key", "certs/desk.key"),
                         }),
                         server_name: None,
                     },
                     search_attributes: false,
                     api_key: Some(Secret::new("tk")),
+                    grpc_meta: BTreeMap::new(),
+                    shared_sources: BTreeMap::from([(
+                        "temporal.api_key".to_string(),
+                        "TEMPORAL_API_KEY".to_string()
+                    )]),
                     follow_slots: 250,
                     workflow_cache: 200,
                     identity: Some("desk-1".into()),

@@ -1,12 +1,14 @@
 //! `[temporal]`: the Temporal cluster (or embedded dev server) that runs every task.
 
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::net::Ipv6Addr;
 use std::path::Path;
 
 use crate::embedded_temporal::{self, EmbeddedTemporal};
 use crate::error::Errors;
-use crate::secret::{Secret, explain_secret_key, secret_from_env};
+use crate::secret::{Secret, explain_secret_key};
+use crate::temporal_shared::{self, SharedProfile, Sourced};
 use crate::temporal_tls::{self, TemporalTls};
 use crate::walk::Field;
 use crate::worker_tuning::{self, WorkerTuning};
@@ -26,8 +28,15 @@ pub struct TemporalSettings {
     pub tls: bool,
     /// The CA, client certificate and server name of a TLS connection (`tls_*`).
     pub tls_files: TemporalTls,
-    /// From `TEMPORAL_API_KEY`, never from the file.
+    /// From `TEMPORAL_API_KEY` or the profile, never from the file.
     pub api_key: Option<Secret>,
+    /// gRPC metadata sent on every call (`TEMPORAL_GRPC_META_*`, a profile's `grpc_meta`), by
+    /// header name; values are secrets, since they often carry credentials.
+    pub grpc_meta: BTreeMap<String, Secret>,
+    /// The settings that came from Temporal's shared client configuration rather than the
+    /// file, each with the variable or profile that gave it (`temporal.address` →
+    /// `TEMPORAL_ADDRESS`).
+    pub shared_sources: BTreeMap<String, String>,
     /// Whether tasks carry Baton's search attributes (A2AContextId, A2ATaskState,
     /// A2AStatusTimestamp, BatonAgent, BatonParticipants) for ListTasks. True by default in embedded mode, which registers them;
     /// on a cluster, register them first, then set it.
@@ -105,7 +114,7 @@ pub(crate) fn read(
     field: Field<'_>,
     agent_id: &str,
     base_dir: &Path,
-    env: &dyn Fn(&str) -> Option<String>,
+    temporal_env: &HashMap<String, String>,
     errors: &mut Errors,
 ) -> TemporalSettings {
     let section = field.section("a table like [temporal]", errors);
@@ -116,45 +125,104 @@ pub(crate) fn read(
         .chain(["embedded"])
         .collect();
     section.refuse_unknown_explained(&allowed, explain_secret_key(&API_KEY_VARIABLES), errors);
-    let mode = section
-        .field("mode")
-        .choice(&TemporalMode::CHOICES, errors)
-        .unwrap_or_default();
+    let mode_field = section.field("mode");
+    let chosen_mode = mode_field.choice(&TemporalMode::CHOICES, errors);
+    let cluster_chosen = temporal_shared::CHOOSING_VARIABLES
+        .iter()
+        .any(|variable| temporal_env.contains_key(*variable));
+    // The shared configuration is for a cluster: it is read in remote mode, and when the file
+    // does not choose a mode but the environment chooses a cluster.
+    let mut shared = match chosen_mode {
+        Some(TemporalMode::Embedded) => SharedProfile::default(),
+        None if !cluster_chosen => SharedProfile::default(),
+        _ => temporal_shared::load(temporal_env).unwrap_or_else(|error| {
+            errors.push("temporal", error);
+            SharedProfile::default()
+        }),
+    };
+    let mode = chosen_mode.unwrap_or(if shared.address.is_some() {
+        TemporalMode::Remote
+    } else {
+        TemporalMode::Embedded
+    });
+    let mut shared_sources = BTreeMap::new();
+    let mut from_shared = |setting: &str, value: Option<Sourced<String>>| {
+        value.inspect(|value| {
+            shared_sources.insert(format!("temporal.{setting}"), value.source.clone());
+        })
+    };
     let address_field = section.field("address");
-    let address = read_address(&address_field, errors);
-    if mode == TemporalMode::Remote && !address_field.is_set() {
+    let shared_address = from_shared(
+        "address",
+        shared.address.take().filter(|_| !address_field.is_set()),
+    )
+    .map(|address| (address.source, toml::Value::String(address.value)));
+    let address = match &shared_address {
+        Some((source, value)) => {
+            read_address(&Field::detached(source.clone(), value), errors).map(str::to_owned)
+        }
+        None => read_address(&address_field, errors).map(str::to_owned),
+    };
+    if mode == TemporalMode::Remote && !address_field.is_set() && shared_address.is_none() {
         address_field.fail(
             errors,
-            format!("required when temporal.mode is \"remote\" (a host and port like {ADDRESS_EXAMPLE:?})"),
+            format!(
+                "required when temporal.mode is \"remote\" (a host and port like \
+                 {ADDRESS_EXAMPLE:?}), unless TEMPORAL_ADDRESS or a temporal.toml profile gives it"
+            ),
         );
     }
-    let namespace = section
-        .field("namespace")
-        .optional_text("a string like \"default\"", errors)
-        .unwrap_or(DEFAULT_NAMESPACE);
+    let namespace_field = section.field("namespace");
+    let namespace = match namespace_field.optional_text("a string like \"default\"", errors) {
+        Some(namespace) => namespace.to_owned(),
+        None if namespace_field.is_set() => DEFAULT_NAMESPACE.to_owned(),
+        None => from_shared("namespace", shared.namespace.take())
+            .map_or(DEFAULT_NAMESPACE.to_owned(), |namespace| namespace.value),
+    };
     let task_queue = section
         .field("task_queue")
         .optional_text("a string like \"baton\"", errors)
         .unwrap_or(agent_id);
     let tls_field = section.field("tls");
+    let shared_tls = shared.tls.take().filter(|_| !tls_field.is_set());
+    if let Some(tls) = &shared_tls {
+        shared_sources.insert("temporal.tls".to_string(), tls.source.clone());
+    }
     let tls = tls_field
         .boolean(errors)
+        .or(shared_tls.map(|tls| tls.value))
         .unwrap_or(mode == TemporalMode::Remote);
-    let api_key = secret_from_env(env, &API_KEY_VARIABLES);
+    let api_key = shared.api_key.take().map(|key| {
+        shared_sources.insert("temporal.api_key".to_string(), key.source);
+        key.value
+    });
     if mode == TemporalMode::Remote && api_key.is_some() && !tls {
         tls_field.fail(
             errors,
             "must be true when TEMPORAL_API_KEY is set: the key would travel in clear text",
         );
     }
+    let mut tls_files = temporal_tls::read(&section, tls, base_dir, errors);
+    if tls {
+        temporal_tls::fill_from_shared(&mut tls_files, &mut shared, errors);
+    }
+    let grpc_meta = std::mem::take(&mut shared.grpc_meta)
+        .into_iter()
+        .map(|(name, value)| {
+            shared_sources.insert(format!("temporal grpc metadata {name}"), value.source);
+            (name, value.value)
+        })
+        .collect();
     TemporalSettings {
         mode,
-        address: address.map(str::to_owned),
-        namespace: namespace.to_owned(),
+        address,
+        namespace,
         task_queue: task_queue.to_owned(),
         tls,
-        tls_files: temporal_tls::read(&section, tls, base_dir, errors),
+        tls_files,
         api_key,
+        grpc_meta,
+        shared_sources,
         search_attributes: section
             .field("search_attributes")
             .boolean(errors)
@@ -320,7 +388,9 @@ mod tests {
         assert_only_error(
             "[temporal]\nmode = \"remote\"",
             "temporal.address",
-            "required when temporal.mode is \"remote\" (a host and port like \"my-namespace.a1b2c.tmprl.cloud:7233\")",
+            "required when temporal.mode is \"remote\" (a host and port like \
+             \"my-namespace.a1b2c.tmprl.cloud:7233\"), unless TEMPORAL_ADDRESS or a temporal.toml \
+             profile gives it",
         );
     }
 
@@ -460,6 +530,159 @@ mod tests {
             "[temporal]\nembedded = false",
             "temporal.embedded",
             "must be a table like [temporal.embedded] (got a boolean)",
+        );
+    }
+
+    // Temporal's shared client configuration
+
+    const PROFILES: &str = r#"
+[profile.default]
+address = "localhost:7233"
+
+[profile.prod]
+address = "prod.a1b2c.tmprl.cloud:7233"
+namespace = "prod.a1b2c"
+api_key = "profile-key"
+
+[profile.prod.tls]
+server_name = "prod.internal"
+client_cert_data = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+client_key_path = "/etc/baton/prod.key"
+
+[profile.prod.grpc_meta]
+x-tenant = "books"
+"#;
+
+    fn profiles() -> tempfile::NamedTempFile {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), PROFILES).unwrap();
+        file
+    }
+
+    #[test]
+    fn a_profile_chosen_by_temporal_profile_gives_the_cluster_and_the_mode() {
+        let file = profiles();
+        let path = file.path().to_str().unwrap();
+        let temporal = parse_with_env(
+            "",
+            &[("TEMPORAL_CONFIG_FILE", path), ("TEMPORAL_PROFILE", "prod")],
+        )
+        .unwrap()
+        .temporal;
+        assert_eq!(temporal.mode, TemporalMode::Remote);
+        assert_eq!(
+            temporal.address.as_deref(),
+            Some("prod.a1b2c.tmprl.cloud:7233")
+        );
+        assert_eq!(temporal.namespace, "prod.a1b2c");
+        assert_eq!(temporal.api_key, Some(Secret::new("profile-key")));
+        assert!(temporal.tls);
+        assert_eq!(
+            temporal.tls_files.server_name.as_deref(),
+            Some("prod.internal")
+        );
+        let client = temporal.tls_files.client.unwrap();
+        assert!(matches!(client.cert.pem, crate::Pem::Inline(_)));
+        assert_eq!(
+            client.key.pem,
+            crate::Pem::File(std::path::PathBuf::from("/etc/baton/prod.key"))
+        );
+        assert_eq!(temporal.grpc_meta["x-tenant"], Secret::new("books"));
+        assert_eq!(
+            temporal.shared_sources["temporal.address"],
+            "profile \"prod\" of temporal.toml"
+        );
+    }
+
+    #[test]
+    fn variables_win_over_the_profile_and_the_file_wins_over_both() {
+        let file = profiles();
+        let path = file.path().to_str().unwrap();
+        let env = [
+            ("TEMPORAL_CONFIG_FILE", path),
+            ("TEMPORAL_PROFILE", "prod"),
+            ("TEMPORAL_NAMESPACE", "from-env"),
+            ("TEMPORAL_API_KEY", "env-key"),
+        ];
+        let temporal = parse_with_env("[temporal]\naddress = \"file.example.com:7233\"", &env)
+            .unwrap()
+            .temporal;
+        assert_eq!(
+            temporal.mode,
+            TemporalMode::Remote,
+            "the chosen profile is a cluster"
+        );
+        assert_eq!(temporal.address.as_deref(), Some("file.example.com:7233"));
+        assert_eq!(temporal.namespace, "from-env");
+        assert_eq!(temporal.api_key, Some(Secret::new("env-key")));
+        assert_eq!(
+            temporal.shared_sources["temporal.namespace"],
+            "TEMPORAL_NAMESPACE"
+        );
+        assert!(!temporal.shared_sources.contains_key("temporal.address"));
+    }
+
+    #[test]
+    fn temporal_address_alone_connects_to_a_cluster_and_an_embedded_file_ignores_it() {
+        let env = [
+            ("TEMPORAL_ADDRESS", "temporal.internal:7233"),
+            ("TEMPORAL_TLS", "false"),
+        ];
+        let temporal = parse_with_env("", &env).unwrap().temporal;
+        assert_eq!(temporal.mode, TemporalMode::Remote);
+        assert_eq!(temporal.address.as_deref(), Some("temporal.internal:7233"));
+        assert!(!temporal.tls, "TEMPORAL_TLS=false");
+        let temporal = parse_with_env("[temporal]\nmode = \"embedded\"", &env)
+            .unwrap()
+            .temporal;
+        assert_eq!(temporal.mode, TemporalMode::Embedded);
+        assert_eq!(temporal.address, None);
+        assert!(temporal.shared_sources.is_empty());
+    }
+
+    #[test]
+    fn mistakes_in_the_shared_configuration_name_their_variable() {
+        assert_only_error_with_env(
+            "",
+            &[("TEMPORAL_ADDRESS", "https://temporal.internal")],
+            "TEMPORAL_ADDRESS",
+            "must be a host and port like \"my-namespace.a1b2c.tmprl.cloud:7233\" or \
+             \"localhost:7233\", without a scheme (got \"https://temporal.internal\")",
+        );
+        let file = profiles();
+        let errors = errors_of(parse_with_env(
+            "",
+            &[
+                ("TEMPORAL_CONFIG_FILE", file.path().to_str().unwrap()),
+                ("TEMPORAL_PROFILE", "staging"),
+            ],
+        ));
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].0, "temporal");
+        assert!(
+            errors[0].1.contains("Profile 'staging' not found"),
+            "{errors:?}"
+        );
+        assert_only_error_with_env(
+            "",
+            &[
+                ("TEMPORAL_ADDRESS", "temporal.internal:7233"),
+                ("TEMPORAL_TLS_DISABLE_HOST_VERIFICATION", "true"),
+            ],
+            "TEMPORAL_TLS_DISABLE_HOST_VERIFICATION",
+            "Baton always verifies the server's certificate: leave host verification on, and set \
+             temporal.tls_server_name (or TEMPORAL_TLS_SERVER_NAME) to the name the certificate \
+             is for",
+        );
+        assert_only_error_with_env(
+            "",
+            &[
+                ("TEMPORAL_ADDRESS", "temporal.internal:7233"),
+                ("TEMPORAL_TLS_CLIENT_CERT_PATH", "/etc/c.pem"),
+            ],
+            "TEMPORAL_TLS_CLIENT_CERT_PATH",
+            "mTLS needs both a client certificate and its key (TEMPORAL_TLS_CLIENT_CERT_* and \
+             TEMPORAL_TLS_CLIENT_KEY_*, or both in the profile)",
         );
     }
 }

@@ -1,8 +1,9 @@
 //! The TLS keys of `[temporal]`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::Errors;
+use crate::temporal_shared::{Pem, PemSource, SharedProfile};
 use crate::walk::{Field, Section};
 
 /// The `tls_*` keys of `[temporal]`: what to trust and what to present beyond the system's
@@ -12,7 +13,7 @@ use crate::walk::{Field, Section};
 pub struct TemporalTls {
     /// A PEM bundle of the CAs that may sign the server's certificate, instead of the system's
     /// roots (a self-hosted cluster's own CA).
-    pub ca: Option<PathBuf>,
+    pub ca: Option<PemSource>,
     /// The PEM certificate and key of this client, for mTLS: always both or neither.
     pub client: Option<ClientCertificate>,
     /// The name the server's certificate must be valid for, when it differs from the host of
@@ -24,9 +25,9 @@ pub struct TemporalTls {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientCertificate {
     /// The client's PEM certificate.
-    pub cert: PathBuf,
+    pub cert: PemSource,
     /// The PEM private key of `cert`.
-    pub key: PathBuf,
+    pub key: PemSource,
 }
 
 pub(crate) const KEYS: [&str; 4] = ["tls_ca", "tls_cert", "tls_key", "tls_server_name"];
@@ -51,7 +52,10 @@ pub(crate) fn read(
         section
             .field(key)
             .optional_text(&format!("a path like \"certs/{key}.pem\""), errors)
-            .map(|path| base_dir.join(path))
+            .map(|path| PemSource {
+                setting: format!("temporal.{key}"),
+                pem: Pem::File(base_dir.join(path)),
+            })
     };
     let ca = path("tls_ca", errors);
     let cert = path("tls_cert", errors);
@@ -78,6 +82,43 @@ pub(crate) fn read(
         ca,
         client,
         server_name: read_server_name(&section.field("tls_server_name"), errors),
+    }
+}
+
+/// `tls` with what the shared configuration gives for what the file leaves unset. Host
+/// verification stays on whatever it says.
+pub(crate) fn fill_from_shared(
+    tls: &mut TemporalTls,
+    shared: &mut SharedProfile,
+    errors: &mut Errors,
+) {
+    if let Some(source) = shared.disable_host_verification.take() {
+        errors.push(
+            source,
+            "Baton always verifies the server's certificate: leave host verification on, and \
+             set temporal.tls_server_name (or TEMPORAL_TLS_SERVER_NAME) to the name the \
+             certificate is for",
+        );
+    }
+    if tls.ca.is_none() {
+        tls.ca = shared.ca.take();
+    }
+    if tls.client.is_none() {
+        match (shared.client_cert.take(), shared.client_key.take()) {
+            (Some(cert), Some(key)) => tls.client = Some(ClientCertificate { cert, key }),
+            (Some(one), None) | (None, Some(one)) => errors.push(
+                one.setting,
+                "mTLS needs both a client certificate and its key (TEMPORAL_TLS_CLIENT_CERT_* \
+                 and TEMPORAL_TLS_CLIENT_KEY_*, or both in the profile)",
+            ),
+            (None, None) => {}
+        }
+    }
+    if tls.server_name.is_none()
+        && let Some(name) = shared.server_name.take()
+    {
+        let value = toml::Value::String(name.value);
+        tls.server_name = read_server_name(&Field::detached(name.source, &value), errors);
     }
 }
 
@@ -110,6 +151,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::ClientCertificate;
+    use crate::temporal_shared::{Pem, PemSource};
     use crate::test_support::*;
 
     const REMOTE: &str = "[temporal]\nmode = \"remote\"\naddress = \"temporal.internal:7233\"";
@@ -129,12 +171,16 @@ mod tests {
         .unwrap()
         .temporal
         .tls_files;
-        assert_eq!(tls.ca, Some(PathBuf::from("/srv/baton/certs/ca.pem")));
+        let file = |setting: &str, path: &str| PemSource {
+            setting: format!("temporal.{setting}"),
+            pem: Pem::File(PathBuf::from(path)),
+        };
+        assert_eq!(tls.ca, Some(file("tls_ca", "/srv/baton/certs/ca.pem")));
         assert_eq!(
             tls.client,
             Some(ClientCertificate {
-                cert: PathBuf::from("/abs/client.pem"),
-                key: PathBuf::from("/srv/baton/certs/client.key"),
+                cert: file("tls_cert", "/abs/client.pem"),
+                key: file("tls_key", "/srv/baton/certs/client.key"),
             })
         );
         assert_eq!(tls.server_name.as_deref(), Some("temporal.internal"));

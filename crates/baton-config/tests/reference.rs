@@ -120,11 +120,13 @@ fn every_documented_key_is_accepted_and_every_accepted_key_is_documented() {
     assert_eq!(
         variables.iter().map(String::as_str).collect::<Vec<_>>(),
         [
+            "BATON_CONFIG",
             "BATON_DEPLOYMENT_SECRET",
             "BATON_MODEL",
             "BATON_MODEL_API_KEY",
             "BATON_MODEL_BASE_URL",
             "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
             "TEMPORAL_API_KEY"
         ]
     );

@@ -1,10 +1,9 @@
 //! Connecting to Temporal: the client with TLS and API key from `[temporal]`, the namespace check,
 //! and the search attributes a task needs; each failure names the setting to change.
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use baton_config::TemporalSettings;
+use baton_config::{Pem, PemSource, TemporalSettings};
 use temporalio_client::tonic::{Code, Request};
 use temporalio_client::{ClientTlsOptions, Connection, ConnectionOptions, TlsOptions, Url};
 use temporalio_common::protos::temporal::api::enums::v1::IndexedValueType;
@@ -25,13 +24,14 @@ pub enum ConnectError {
         /// Why it does not parse.
         reason: String,
     },
-    /// A TLS file cannot be read, or holds no PEM block of the kind it should.
-    #[error("{setting}: cannot use {}: {reason}", path.display())]
+    /// A TLS file cannot be read, or it (or PEM given inline) holds no PEM block of the kind
+    /// it should.
+    #[error("{setting}: cannot use {what}: {reason}")]
     TlsFile {
-        /// The setting that names the file, like `temporal.tls_ca`.
-        setting: &'static str,
-        /// The file.
-        path: PathBuf,
+        /// The setting or variable that gives the PEM, like `temporal.tls_ca`.
+        setting: String,
+        /// The file, or "the PEM given inline".
+        what: String,
         /// What is wrong with it.
         reason: String,
     },
@@ -145,6 +145,13 @@ async fn open(
                 .map(|key| key.expose().to_string()),
         )
         .maybe_connect_timeout(connect_timeout)
+        .maybe_headers((!settings.grpc_meta.is_empty()).then(|| {
+            settings
+                .grpc_meta
+                .iter()
+                .map(|(name, value)| (name.clone(), value.expose().to_string()))
+                .collect()
+        }))
         .build();
     Connection::connect(options)
         .await
@@ -160,14 +167,14 @@ fn tls_options(settings: &TemporalSettings) -> Result<TlsOptions, ConnectError> 
     let files = &settings.tls_files;
     let ca = files
         .ca
-        .as_deref()
-        .map(|path| read_pem(path, "temporal.tls_ca", "CERTIFICATE"))
+        .as_ref()
+        .map(|source| read_pem(source, "CERTIFICATE"))
         .transpose()?;
     let client = match &files.client {
         Some(client) => Some(
             ClientTlsOptions::builder()
-                .client_cert(read_pem(&client.cert, "temporal.tls_cert", "CERTIFICATE")?)
-                .client_private_key(read_pem(&client.key, "temporal.tls_key", "PRIVATE KEY")?)
+                .client_cert(read_pem(&client.cert, "CERTIFICATE")?)
+                .client_private_key(read_pem(&client.key, "PRIVATE KEY")?)
                 .build(),
         ),
         None => None,
@@ -179,14 +186,22 @@ fn tls_options(settings: &TemporalSettings) -> Result<TlsOptions, ConnectError> 
         .build())
 }
 
-/// The file at `path`, which must hold a PEM block whose label ends with `label`.
-fn read_pem(path: &Path, setting: &'static str, label: &str) -> Result<Vec<u8>, ConnectError> {
+/// The PEM of `source` (its file's, or its inline text), which must hold a PEM block whose
+/// label ends with `label`.
+fn read_pem(source: &PemSource, label: &str) -> Result<Vec<u8>, ConnectError> {
+    let what = match &source.pem {
+        Pem::File(path) => path.display().to_string(),
+        Pem::Inline(_) => "the PEM given inline".to_string(),
+    };
     let fail = |reason: String| ConnectError::TlsFile {
-        setting,
-        path: path.to_path_buf(),
+        setting: source.setting.clone(),
+        what: what.clone(),
         reason,
     };
-    let bytes = std::fs::read(path).map_err(|e| fail(e.to_string()))?;
+    let bytes = match &source.pem {
+        Pem::File(path) => std::fs::read(path).map_err(|e| fail(e.to_string()))?,
+        Pem::Inline(bytes) => bytes.clone(),
+    };
     let text = String::from_utf8_lossy(&bytes);
     let holds_label = text.lines().any(|line| {
         line.strip_prefix("-----BEGIN ")
@@ -329,6 +344,33 @@ mod tests {
         );
     }
 
+    fn file(setting: &str, path: &std::path::Path) -> PemSource {
+        PemSource {
+            setting: setting.to_string(),
+            pem: Pem::File(path.to_path_buf()),
+        }
+    }
+
+    #[test]
+    fn inline_pem_is_checked_for_its_block_and_never_shown() {
+        let inline = |pem: &str| PemSource {
+            setting: "TEMPORAL_TLS_CLIENT_KEY_DATA".to_string(),
+            pem: Pem::Inline(pem.as_bytes().to_vec()),
+        };
+        let key = "-----BEGIN PRIVATE KEY-----\nMC4C\n-----END PRIVATE KEY-----\n";
+        assert_eq!(
+            read_pem(&inline(key), "PRIVATE KEY").unwrap(),
+            key.as_bytes()
+        );
+        let error = read_pem(&inline("MC4C-secret"), "PRIVATE KEY").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "TEMPORAL_TLS_CLIENT_KEY_DATA: cannot use the PEM given inline: it holds no PEM \
+             \"PRIVATE KEY\" block (expected -----BEGIN …PRIVATE KEY-----)"
+        );
+        assert!(!format!("{:?}", inline(key)).contains("MC4C"));
+    }
+
     #[test]
     fn pem_files_are_checked_for_their_block() {
         let dir = tempfile::tempdir().unwrap();
@@ -338,8 +380,8 @@ mod tests {
             "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
         )
         .unwrap();
-        assert!(read_pem(&cert, "temporal.tls_cert", "CERTIFICATE").is_ok());
-        let error = read_pem(&cert, "temporal.tls_key", "PRIVATE KEY").unwrap_err();
+        assert!(read_pem(&file("temporal.tls_cert", &cert), "CERTIFICATE").is_ok());
+        let error = read_pem(&file("temporal.tls_key", &cert), "PRIVATE KEY").unwrap_err();
         assert_eq!(
             error.to_string(),
             format!(
@@ -354,9 +396,9 @@ mod tests {
             "-----BEGIN EC PRIVATE KEY-----\nMHc\n-----END EC PRIVATE KEY-----\n",
         )
         .unwrap();
-        assert!(read_pem(&ec_key, "temporal.tls_key", "PRIVATE KEY").is_ok());
+        assert!(read_pem(&file("temporal.tls_key", &ec_key), "PRIVATE KEY").is_ok());
         let absent = dir.path().join("absent.pem");
-        let error = read_pem(&absent, "temporal.tls_ca", "CERTIFICATE").unwrap_err();
+        let error = read_pem(&file("temporal.tls_ca", &absent), "CERTIFICATE").unwrap_err();
         assert!(
             error.to_string().starts_with(&format!(
                 "temporal.tls_ca: cannot use {}: No such file",
