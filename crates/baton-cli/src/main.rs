@@ -24,6 +24,11 @@ enum Command {
         #[command(subcommand)]
         command: AgentsCommand,
     },
+    /// Check a config without contacting anything.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
     /// Serve Baton as an A2A 1.0 agent on [server] bind, with Temporal behind every call.
     Gateway {
         /// The agent's baton.toml.
@@ -76,6 +81,17 @@ enum AgentsCommand {
 }
 
 #[derive(Subcommand)]
+enum ConfigCommand {
+    /// Load and validate a config as a worker would, contacting nothing, and print the settings
+    /// in effect with where each value came from (file, environment, Temporal profile, default).
+    Check {
+        /// The agent's baton.toml.
+        #[arg(long, short, value_name = "FILE", env = CONFIG_VARIABLE)]
+        config: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
 enum TemporalCommand {
     /// Start `temporal server start-dev` with the config's [temporal.embedded] settings.
     Serve {
@@ -93,6 +109,7 @@ impl Command {
             self,
             Command::Task { .. }
                 | Command::Agents { .. }
+                | Command::Config { .. }
                 | Command::Replay(_)
                 | Command::Completions { .. }
                 | Command::Man
@@ -123,6 +140,9 @@ async fn main() -> ExitCode {
         Command::Agents {
             command: AgentsCommand::Check { config },
         } => baton_cli::agents_check::run(&config).await,
+        Command::Config {
+            command: ConfigCommand::Check { config },
+        } => baton_cli::config_check::run(&config),
         Command::Worker { config } => baton_cli::worker::run(&config).await,
         Command::Gateway { config } => baton_cli::gateway::run(&config).await,
         Command::Up { configs } => baton_cli::up::run(&configs).await,

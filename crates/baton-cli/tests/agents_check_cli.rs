@@ -314,3 +314,85 @@ async fn the_mcp_tools_are_listed_as_the_model_is_offered_them() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn config_check_shows_each_setting_in_effect_with_its_source_and_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("desk.toml");
+    std::fs::write(
+        &path,
+        "[agent]\nid = \"desk\"\ninstructions = \"Answer politely.\\nNever guess.\"\n\
+         [model]\nbase_url = \"https://llm.example.com/v1\"\ntimeout = \"90s\"\n",
+    )
+    .unwrap();
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["config", "check", "--config"])
+        .arg(&path)
+        .env("BATON_MODEL", "gpt-from-env")
+        .env("OPENAI_API_KEY", "sk-very-secret")
+        .env("TEMPORAL_ADDRESS", "temporal.internal:7233")
+        .env("TEMPORAL_API_KEY", "tk-very-secret")
+        .env("TEMPORAL_GRPC_META_X_TENANT", "tenant-secret")
+        .env("BATON_DEPLOYMENT_SECRET", "d".repeat(40))
+        .output()
+        .await
+        .unwrap();
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    let row = |setting: &str| -> Vec<String> {
+        let line = stdout
+            .lines()
+            .find(|line| line.split_whitespace().next() == Some(setting))
+            .unwrap_or_else(|| panic!("no row {setting}:\n{stdout}"));
+        vec![
+            line.split_whitespace().nth(1).unwrap().to_string(),
+            line.split_whitespace().last().unwrap().to_string(),
+        ]
+    };
+    assert_eq!(row("agent.id"), ["desk", "file"]);
+    assert_eq!(row("temporal.mode")[0], "remote");
+    assert_eq!(
+        row("temporal.address"),
+        ["temporal.internal:7233", "TEMPORAL_ADDRESS"]
+    );
+    assert_eq!(row("temporal.namespace"), ["default", "default"]);
+    assert_eq!(row("temporal.api_key"), ["***", "TEMPORAL_API_KEY"]);
+    assert_eq!(
+        row("model.base_url"),
+        ["https://llm.example.com/v1", "file"]
+    );
+    assert_eq!(row("model.model"), ["gpt-from-env", "BATON_MODEL"]);
+    assert_eq!(row("model.timeout"), ["90s", "file"]);
+    assert_eq!(row("model.retry_for"), ["300s", "default"]);
+    assert_eq!(row("BATON_DEPLOYMENT_SECRET"), ["***", "environment"]);
+    assert!(stdout.contains("agent.instructions"), "{stdout}");
+    assert!(stdout.contains("Answer politely."), "{stdout}");
+    // OPENAI_API_KEY is for OpenAI's endpoint, not this one: withheld, and said so.
+    assert!(
+        stdout.contains("OPENAI_API_KEY is set but not sent"),
+        "{stdout}"
+    );
+    for secret in [
+        "sk-very-secret",
+        "tk-very-secret",
+        "tenant-secret",
+        &"d".repeat(40),
+    ] {
+        assert!(!stdout.contains(secret), "{secret} printed:\n{stdout}");
+    }
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[agent]\nid = \"Desk\"\n").unwrap();
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["config", "check", "--config"])
+        .arg(&bad)
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(
+        text(&output.stderr).contains("agent.id: must match"),
+        "{}",
+        text(&output.stderr)
+    );
+}
