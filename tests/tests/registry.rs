@@ -135,6 +135,11 @@ async fn an_unreachable_card_is_fetched_again_until_it_joins_the_roster() {
     assert!(registry.roster().text.contains("- id: ledger"));
     // A task shown the roster before the ledger joined is shown the same roster still.
     assert_eq!(registry.roster_of(&before.ids), Ok(before));
+    // An agent the worker is not configured for (removed from the config) is left out.
+    assert_eq!(
+        registry.roster_of(&["ledger".to_string(), "payroll".to_string()]),
+        registry.roster_of(&["ledger".to_string()])
+    );
 }
 
 #[tokio::test]

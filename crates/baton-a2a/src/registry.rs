@@ -249,16 +249,19 @@ impl Registry {
 
     /// The roster of the agents `ids`, in the same text [`Registry::roster`] gave when those were
     /// the registered agents, without logging it: what a task shown that roster keeps seeing.
-    /// `Err` names an agent this registry does not hold (its card not fetched here yet).
+    /// An agent this worker is not configured for (the operator removed it) is left out. `Err`
+    /// names an agent whose card this worker has not fetched yet.
     pub fn roster_of(&self, ids: &[String]) -> Result<Roster, String> {
+        let pending = self.pending_ids();
         let agents = self.read_agents();
-        let entries = ids
-            .iter()
-            .map(|id| match agents.get(id) {
-                Some(agent) => Ok(agent.roster_entry()),
-                None => Err(id.clone()),
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+        let mut entries = Vec::with_capacity(ids.len());
+        for id in ids {
+            match agents.get(id) {
+                Some(agent) => entries.push(agent.roster_entry()),
+                None if pending.contains(id) => return Err(id.clone()),
+                None => {}
+            }
+        }
         Ok(build_roster(&entries))
     }
 

@@ -419,3 +419,49 @@ sys.exit(1 if problems else 0)
         .expect("running the venv's python");
     assert_succeeded(&output);
 }
+
+/// docs/schemas/baton.schema.json, which editors use to complete and check baton.toml, accepts
+/// every config this repository ships (read by Python's tomllib, checked by the jsonschema
+/// package) and refuses a file with each kind of mistake the parser refuses.
+#[test]
+fn the_json_schema_accepts_every_shipped_config_and_refuses_mistakes() {
+    const CHECK: &str = r#"
+import json, sys, tomllib, jsonschema
+schema = json.load(open(sys.argv[1]))
+validator = jsonschema.Draft202012Validator(schema)
+problems = []
+for path in sys.argv[2:]:
+    with open(path, "rb") as f:
+        for error in validator.iter_errors(tomllib.load(f)):
+            problems.append(f"{path}: {error.json_path}: {error.message}")
+mistakes = {
+    "an unknown section": 'colour = "red"',
+    "an unknown key": '[agent]\nname = "x"',
+    "a wrong type": '[temporal]\ntls = "yes"',
+    "a table for a string": '[model]\nbase_url = {}',
+    "an unknown key in an array of tables": '[[mcp]]\nid = "m"\ncommand = "m"\nshell = true',
+    "an unknown prompt section": '[prompt.extend]\nskills = "x"',
+}
+for what, text in mistakes.items():
+    if validator.is_valid(tomllib.loads(text)):
+        problems.append(f"the schema accepts {what}: {text!r}")
+print("\n".join(problems))
+sys.exit(1 if problems else 0)
+"#;
+    let root = deploy().join("..");
+    let mut configs: Vec<PathBuf> = ["examples/delegation", "deploy/compose", "deploy/k8s/base"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(root.join(dir)).unwrap())
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    configs.sort();
+    assert!(configs.len() >= 5, "{configs:?}");
+    let output = Command::new(venv_program("python"))
+        .args(["-c", CHECK])
+        .arg(root.join("docs/schemas/baton.schema.json"))
+        .args(&configs)
+        .output()
+        .expect("running the venv's python");
+    assert_succeeded(&output);
+}
