@@ -35,6 +35,8 @@ pub struct ReceivedSpan {
     /// `SpanKind` as OTLP numbers it: 2 server, 3 client.
     pub kind: i32,
     pub attributes: BTreeMap<String, String>,
+    /// The HTTP headers of the export request that carried it.
+    pub headers: BTreeMap<String, String>,
 }
 
 pub const SPAN_KIND_SERVER: i32 = 2;
@@ -135,6 +137,15 @@ async fn receive(State(spans): State<Spans>, headers: HeaderMap, body: Bytes) ->
                     parent_span_id: hex(&span.parent_span_id),
                     kind: span.kind,
                     attributes: attributes(&span.attributes),
+                    headers: headers
+                        .iter()
+                        .map(|(name, value)| {
+                            (
+                                name.to_string(),
+                                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                            )
+                        })
+                        .collect(),
                 });
             }
         }

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use baton_config::{AuthMode, LogFormat, McpTransport, Pem, Settings, TemporalMode};
+use baton_config::{AuthMode, LogFormat, McpTransport, Pem, RootSampler, Settings, TemporalMode};
 use toml::Table;
 
 /// `baton config check`: exit code 0 when the config is valid; an invalid one is an error that
@@ -221,10 +221,42 @@ pub fn effective(
             LogFormat::Json => "json",
         },
     );
-    rows.file_or_default(
-        "trace.endpoint",
-        or_none(settings.trace.endpoint.as_ref().map(ToString::to_string)),
+    let trace_source = if is_set(file, "trace.endpoint") {
+        FILE.to_string()
+    } else {
+        [
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+        ]
+        .into_iter()
+        .find(|name| env(name).is_some())
+        .unwrap_or(DEFAULT)
+        .to_string()
+    };
+    rows.push(
+        "trace.spans_to",
+        or_none(settings.trace.traces_url()),
+        trace_source,
     );
+    let sampler = &settings.trace.sampler;
+    let root = match sampler.root {
+        RootSampler::AlwaysOn => "always_on".to_string(),
+        RootSampler::AlwaysOff => "always_off".to_string(),
+        RootSampler::TraceIdRatio(millionths) => {
+            format!("traceidratio {}", f64::from(millionths) / 1_000_000.0)
+        }
+    };
+    let prefix = if sampler.parent_based {
+        "parentbased_"
+    } else {
+        ""
+    };
+    let sampler_source = if env("OTEL_TRACES_SAMPLER").is_some() {
+        "OTEL_TRACES_SAMPLER"
+    } else {
+        DEFAULT
+    };
+    rows.push("trace.sampler", format!("{prefix}{root}"), sampler_source);
     rows.rows
 }
 

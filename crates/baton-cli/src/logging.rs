@@ -10,10 +10,14 @@ use std::io::IsTerminal;
 use std::sync::OnceLock;
 
 use baton_config::LogFormat;
+use opentelemetry::trace::TraceContextExt;
 use tracing::metadata::LevelFilter;
-use tracing::{Level, Metadata};
+use tracing::{Event, Level, Metadata, Subscriber};
 use tracing_subscriber::filter::{FilterExt, Targets, dynamic_filter_fn, filter_fn};
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer, Registry, reload};
 
@@ -78,8 +82,61 @@ fn layer(format: LogFormat) -> FormatLayer {
                 std::env::var_os("NO_COLOR").as_deref(),
             ))
             .boxed(),
-        LogFormat::Json => lines.json().with_ansi(false).boxed(),
+        LogFormat::Json => lines
+            .json()
+            .with_ansi(false)
+            .map_event_format(WithTraceIds)
+            .boxed(),
     }
+}
+
+/// A JSON line format with the `trace_id` and `span_id` of the OpenTelemetry span the event is
+/// in, when spans are exported, so a log line leads to its trace.
+struct WithTraceIds<F>(F);
+
+impl<S, N, F> FormatEvent<S, N> for WithTraceIds<F>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+    F: FormatEvent<S, N>,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> std::fmt::Result {
+        let mut line = String::new();
+        self.0.format_event(ctx, Writer::new(&mut line), event)?;
+        if let Some((trace_id, span_id)) = trace_ids(ctx)
+            && let Some(end) = line.rfind('}')
+        {
+            line.insert_str(
+                end,
+                &format!(",\"trace_id\":\"{trace_id}\",\"span_id\":\"{span_id}\""),
+            );
+        }
+        writer.write_str(&line)
+    }
+}
+
+/// The ids of the innermost exported span around the event being formatted.
+fn trace_ids<S, N>(ctx: &FmtContext<'_, S, N>) -> Option<(String, String)>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    if !crate::tracing_export::exporting() {
+        return None;
+    }
+    let dispatch = tracing::dispatcher::get_default(Clone::clone);
+    ctx.event_scope()?.find_map(|span| {
+        let cx = tracing_opentelemetry::get_otel_context(&span.id(), &dispatch)?;
+        let otel_span = cx.span();
+        let ids = otel_span.span_context();
+        ids.is_valid()
+            .then(|| (ids.trace_id().to_string(), ids.span_id().to_string()))
+    })
 }
 
 /// Whether text lines are coloured: on a terminal, unless `NO_COLOR` is set to anything but

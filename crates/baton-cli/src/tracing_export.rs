@@ -1,5 +1,7 @@
 //! OpenTelemetry traces: the W3C trace context carried through Temporal, and, with
-//! `[trace] endpoint` set, spans exported over OTLP/HTTP.
+//! `[trace] endpoint` or OpenTelemetry's own variables set, spans exported over OTLP/HTTP, as
+//! OpenTelemetry's conventions say: `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` name the
+//! service, `OTEL_EXPORTER_OTLP_HEADERS` add headers, `OTEL_TRACES_SAMPLER` samples.
 //!
 //! Every Temporal client of the process carries the SDK's OpenTelemetry plugin
 //! ([`client_options`]): it puts the trace context in the `_tracer-data` header of every workflow
@@ -19,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use baton_config::TraceSettings;
+use baton_config::{RootSampler, TraceSampler, TraceSettings};
 use opentelemetry::trace::{Link, SpanBuilder, SpanKind, TraceContextExt, TraceId, Tracer};
 use opentelemetry::{Context, KeyValue, global};
 use opentelemetry_otlp::{Protocol, WithExportConfig};
@@ -56,8 +58,9 @@ pub fn client_options(namespace: String) -> ClientOptions {
         .build()
 }
 
-/// Starts exporting spans to `trace.endpoint`, if set, as service `service`. Once per process;
-/// a second call keeps the first exporter.
+/// Starts exporting spans to `trace.endpoint` (or `OTEL_EXPORTER_OTLP_*`), if set, as service
+/// `service` unless `OTEL_SERVICE_NAME` or `OTEL_RESOURCE_ATTRIBUTES` names it. Once per
+/// process; a second call keeps the first exporter.
 pub fn start(trace: &TraceSettings, service: &str) -> anyhow::Result<()> {
     let Some(url) = trace.traces_url() else {
         return Ok(());
@@ -83,15 +86,8 @@ pub fn start(trace: &TraceSettings, service: &str) -> anyhow::Result<()> {
     let provider = SdkTracerProvider::builder()
         .with_span_processor(processor)
         .with_id_generator(WorkflowIdGenerator::default())
-        .with_sampler(WithoutPolls(Sampler::ParentBased(Box::new(
-            Sampler::AlwaysOn,
-        ))))
-        .with_resource(
-            Resource::builder()
-                .with_service_name(service.to_string())
-                .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
-                .build(),
-        )
+        .with_sampler(WithoutPolls(sampler(trace.sampler)))
+        .with_resource(resource(service, &|name| std::env::var(name).ok()))
         .build();
     if PROVIDER.set(provider.clone()).is_err() {
         return Ok(());
@@ -100,6 +96,41 @@ pub fn start(trace: &TraceSettings, service: &str) -> anyhow::Result<()> {
     EXPORTING.store(true, Ordering::Relaxed);
     tracing::info!(endpoint = %url, "exporting traces to {url}");
     Ok(())
+}
+
+/// OpenTelemetry's sampler for `setting`.
+fn sampler(setting: TraceSampler) -> Sampler {
+    let root = match setting.root {
+        RootSampler::AlwaysOn => Sampler::AlwaysOn,
+        RootSampler::AlwaysOff => Sampler::AlwaysOff,
+        RootSampler::TraceIdRatio(millionths) => {
+            Sampler::TraceIdRatioBased(f64::from(millionths) / 1_000_000.0)
+        }
+    };
+    if setting.parent_based {
+        Sampler::ParentBased(Box::new(root))
+    } else {
+        root
+    }
+}
+
+/// The process's resource: OpenTelemetry's detectors (`OTEL_SERVICE_NAME`,
+/// `OTEL_RESOURCE_ATTRIBUTES`, the SDK's own), Baton's version, and `service` as the service's
+/// name when the environment names none.
+fn resource(service: &str, env: &dyn Fn(&str) -> Option<String>) -> Resource {
+    let named_by_env = env("OTEL_SERVICE_NAME").is_some_and(|name| !name.trim().is_empty())
+        || env("OTEL_RESOURCE_ATTRIBUTES").is_some_and(|attributes| {
+            attributes
+                .split(',')
+                .any(|pair| pair.trim_start().starts_with("service.name="))
+        });
+    let builder = Resource::builder()
+        .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")));
+    if named_by_env {
+        builder.build()
+    } else {
+        builder.with_service_name(service.to_string()).build()
+    }
 }
 
 /// Whether spans are exported: Baton's `tracing` spans become OpenTelemetry spans only then.
@@ -248,6 +279,67 @@ mod tests {
             true,
             TraceState::default(),
         ))
+    }
+
+    #[test]
+    fn the_environment_s_service_name_wins_over_baton_s() {
+        let name = |env: &[(&str, &str)]| {
+            let env: Vec<(String, String)> = env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let resource = resource("baton-desk", &|name| {
+                env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+            });
+            resource
+                .get(&opentelemetry::Key::new("service.name"))
+                .map(|value| value.to_string())
+        };
+        assert_eq!(name(&[]).as_deref(), Some("baton-desk"));
+        // The name itself comes from OpenTelemetry's detector, which reads the process's own
+        // variables; Baton's part is not to overwrite it.
+        for named in [
+            ("OTEL_SERVICE_NAME", "desk-prod"),
+            (
+                "OTEL_RESOURCE_ATTRIBUTES",
+                "deployment.environment=prod, service.name=desk-prod",
+            ),
+        ] {
+            assert_ne!(name(&[named]).as_deref(), Some("baton-desk"), "{named:?}");
+        }
+    }
+
+    #[test]
+    fn the_sampler_is_the_one_configured() {
+        let ratio = TraceSampler {
+            parent_based: false,
+            root: RootSampler::TraceIdRatio(250_000),
+        };
+        assert_eq!(
+            format!("{:?}", sampler(ratio)),
+            format!("{:?}", Sampler::TraceIdRatioBased(0.25))
+        );
+        assert_eq!(
+            format!("{:?}", sampler(TraceSampler::default())),
+            format!("{:?}", Sampler::ParentBased(Box::new(Sampler::AlwaysOn)))
+        );
+        let off = TraceSampler {
+            parent_based: false,
+            root: RootSampler::AlwaysOff,
+        };
+        assert_eq!(
+            WithoutPolls(sampler(off))
+                .should_sample(
+                    None,
+                    TraceId::from(7),
+                    "RunWorkflow:TaskWorkflow",
+                    &SpanKind::Internal,
+                    &[],
+                    &[]
+                )
+                .decision,
+            SamplingDecision::Drop
+        );
     }
 
     #[test]

@@ -320,3 +320,79 @@ async fn without_a_collector_the_callers_context_reaches_the_peer_as_it_came() {
         assert_eq!(traceparent.as_deref(), Some(caller_traceparent().as_str()));
     }
 }
+
+#[tokio::test]
+async fn opentelemetry_s_variables_export_model_calls_as_gen_ai_spans_that_json_log_lines_name() {
+    let temporal = TestTemporal::start().await;
+    let collector = OtlpReceiver::start().await;
+    let model = FakeModel::start(vec![reply("The books balance.")]).await;
+    let mut config = WorkerConfig::new(&temporal, &model.base_url());
+    config.json_logs = true;
+    let endpoint = collector.endpoint();
+    // No [trace] in the file: OpenTelemetry's own variables turn export on.
+    let worker = WorkerProcess::start_with_env(
+        baton(),
+        &config.render(),
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ("OTEL_SERVICE_NAME", "desk-by-env"),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "x-collector-token=abc123"),
+            ("OTEL_TRACES_SAMPLER", "always_on"),
+            ("RUST_LOG", "info,baton_model=debug"),
+        ],
+    )
+    .await;
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-genai",
+            baton_tests::engine::task_input("books", "Check."),
+        )
+        .await;
+    temporal
+        .wait_for_task("t-genai", WITHIN, |v| v.state.is_terminal())
+        .await;
+
+    let spans = collector
+        .wait_for("a chat span", WITHIN, |spans| {
+            spans.iter().any(|s| s.name == "chat fake-model")
+        })
+        .await;
+    let chat = spans.iter().find(|s| s.name == "chat fake-model").unwrap();
+    assert_eq!(
+        chat.service, "desk-by-env",
+        "OTEL_SERVICE_NAME names the service"
+    );
+    assert_eq!(chat.kind, SPAN_KIND_CLIENT);
+    assert_eq!(
+        chat.headers.get("x-collector-token").map(String::as_str),
+        Some("abc123")
+    );
+    for (key, value) in [
+        ("gen_ai.operation.name", "chat"),
+        ("gen_ai.provider.name", "openai"),
+        ("gen_ai.request.model", "fake-model"),
+        ("gen_ai.response.finish_reasons", "stop"),
+        ("server.address", "127.0.0.1"),
+    ] {
+        assert_eq!(
+            chat.attributes.get(key).map(String::as_str),
+            Some(value),
+            "{key}: {chat:#?}"
+        );
+    }
+    for counted in ["gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"] {
+        assert!(
+            chat.attributes
+                .get(counted)
+                .is_some_and(|n| n.parse::<u64>().is_ok()),
+            "{counted}: {chat:#?}"
+        );
+    }
+
+    // The JSON line the call logged names the span it was in.
+    let lines = worker.logged(&["model call answered"]);
+    let line: Value = serde_json::from_str(lines.first().expect("the call was logged")).unwrap();
+    assert_eq!(line["trace_id"], chat.trace_id.as_str(), "{line}");
+    assert_eq!(line["span_id"], chat.span_id.as_str(), "{line}");
+}

@@ -59,5 +59,5 @@ pub use settings::Settings;
 pub use temporal::{TemporalMode, TemporalSettings};
 pub use temporal_shared::{Pem, PemSource};
 pub use temporal_tls::{ClientCertificate, TemporalTls};
-pub use trace::TraceSettings;
+pub use trace::{RootSampler, TraceSampler, TraceSettings};
 pub use worker_tuning::WorkerTuning;

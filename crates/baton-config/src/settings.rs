@@ -148,7 +148,7 @@ fn read(
     let metrics = metrics::read(root.field("metrics"), &mut errors);
     let health = health::read(root.field("health"), &mut errors);
     let log = log::read(root.field("log"), &mut errors);
-    let trace = trace::read(root.field("trace"), &mut errors);
+    let trace = trace::read(root.field("trace"), env, &mut errors);
     errors.into_result(source_name)?;
     let mut mcp = mcp;
     let secrets = secret_variables(&agents, &server, &mcp);

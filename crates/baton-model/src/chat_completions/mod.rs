@@ -6,6 +6,8 @@ mod wire_response;
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use tracing::Instrument;
+use tracing::field::Empty;
 use url::Url;
 
 use crate::body::{LimitedBody, read_limited};
@@ -96,12 +98,35 @@ impl ChatCompletions {
 
 #[async_trait::async_trait]
 impl ModelProvider for ChatCompletions {
+    /// One call, in a client span named and described by OpenTelemetry's GenAI conventions
+    /// (`chat <model>`, `gen_ai.*`), exported when traces are.
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let span = tracing::info_span!(
+            "gen_ai.chat",
+            otel.name = %format_args!("chat {}", request.model),
+            otel.kind = "client",
+            otel.status_code = Empty,
+            otel.status_description = Empty,
+            gen_ai.operation.name = "chat",
+            gen_ai.provider.name = "openai",
+            gen_ai.system = "openai",
+            gen_ai.request.model = %request.model,
+            gen_ai.response.model = Empty,
+            gen_ai.usage.input_tokens = Empty,
+            gen_ai.usage.output_tokens = Empty,
+            gen_ai.response.finish_reasons = Empty,
+            server.address = self.endpoint.host_str().unwrap_or_default(),
+            server.port = self.endpoint.port_or_known_default().unwrap_or_default(),
+            "error.type" = Empty,
+        );
         let started = Instant::now();
         let result = tokio::time::timeout(self.timeout, self.call(request))
+            .instrument(span.clone())
             .await
             .unwrap_or_else(|_| Err(ModelError::timeout(self.timeout)));
+        record_outcome(&span, &result);
         let elapsed_ms = started.elapsed().as_millis();
+        let _in_the_call = span.enter();
         match &result {
             Ok(response) => tracing::debug!(
                 model = %response.model,
@@ -121,6 +146,31 @@ impl ModelProvider for ChatCompletions {
             ),
         }
         result
+    }
+}
+
+/// Records the answer on the call's span: the model that answered, the tokens, why it stopped;
+/// or the error, as an HTTP status or `timeout`/`transport`.
+fn record_outcome(span: &tracing::Span, result: &Result<ModelResponse, ModelError>) {
+    match result {
+        Ok(response) => {
+            span.record("gen_ai.response.model", response.model.as_str());
+            span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
+            span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
+            let finish = serde_json::to_value(response.finish)
+                .ok()
+                .and_then(|value| value.as_str().map(str::to_string))
+                .unwrap_or_default();
+            span.record("gen_ai.response.finish_reasons", finish);
+        }
+        Err(error) => {
+            let kind = error
+                .status
+                .map_or_else(|| "transport".to_string(), |status| status.to_string());
+            span.record("error.type", kind);
+            span.record("otel.status_code", "error");
+            span.record("otel.status_description", error.message.as_str());
+        }
     }
 }
 
