@@ -1,19 +1,32 @@
-//! examples/delegation end to end, as the README runs it: run.sh with this build's `baton`
-//! starts the example's model and `baton up ledger.toml front-desk.toml`, asks the front desk a
-//! question over A2A, and prints the answer, which must be the ledger's, from orders.json, and
-//! what the metrics endpoint counted. Then nothing of it may be left running.
+//! The examples end to end, as the README runs them, each with this build's `baton`, after which
+//! nothing of them may be left running:
+//! - examples/delegation: run.sh starts the example's model and `baton up ledger.toml
+//!   front-desk.toml`, asks the front desk a question over A2A, and prints the answer, which must
+//!   be the ledger's, from orders.json, and what the metrics endpoint counted;
+//! - examples/courier: run.sh installs and starts an @a2a-js/sdk agent, the courier, that asks a
+//!   question; the front desk asks the customer, and the customer's answer, sent with
+//!   `baton task send --task`, reaches the courier, whose quote comes back.
 
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// What the example listens on: the model, the two gateways, the dev server and its UI, and the
-/// metrics endpoint.
+/// What the delegation example listens on: the model, the two gateways, the dev server and its
+/// UI, and the metrics endpoint.
 const PORTS: [u16; 6] = [8299, 8201, 8202, 7233, 8233, 9464];
+/// What the courier example listens on: the courier, the gateway, the model, the dev server and
+/// its UI.
+const COURIER_PORTS: [u16; 5] = [8311, 8312, 8399, 7243, 8243];
 
-/// Runs run.sh with this build's `baton` and `env`; returns its stdout and stderr.
+/// Runs the delegation example's run.sh with this build's `baton` and `env`.
 fn run_example(env: &[(&str, &str)]) -> (String, String) {
+    run("delegation", &["When did order 1042 ship?"], env)
+}
+
+/// Runs examples/`example`/run.sh with `args`, this build's `baton` and `env`; returns its
+/// stdout and stderr.
+fn run(example: &str, args: &[&str], env: &[(&str, &str)]) -> (String, String) {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let venv_bin = workspace.join(".venv/bin");
     let path = format!(
@@ -22,13 +35,13 @@ fn run_example(env: &[(&str, &str)]) -> (String, String) {
         std::env::var("PATH").unwrap_or_default()
     );
     let output = Command::new("bash")
-        .arg(workspace.join("examples/delegation/run.sh"))
-        .arg("When did order 1042 ship?")
+        .arg(workspace.join(format!("examples/{example}/run.sh")))
+        .args(args)
         .env("BATON", env!("CARGO_BIN_EXE_baton"))
         .env("PATH", path)
         .envs(env.iter().copied())
         .output()
-        .expect("running examples/delegation/run.sh");
+        .unwrap_or_else(|e| panic!("running examples/{example}/run.sh: {e}"));
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     assert!(
@@ -41,10 +54,10 @@ fn run_example(env: &[(&str, &str)]) -> (String, String) {
 /// The answer the ledger gives from orders.json, through its get_order MCP tool.
 const ANSWER: &str = "Order 1042 (Grace Hopper: 1 × walnut desk lamp, €129.00) was shipped on 2026-11-24, due 2026-11-27.";
 
-/// Waits until nothing of the example listens any more.
-fn wait_until_ports_are_free() {
+/// Waits until nothing of the example listens on `ports` any more.
+fn wait_until_ports_are_free(ports: &[u16]) {
     let deadline = Instant::now() + Duration::from_secs(15);
-    for port in PORTS {
+    for &port in ports {
         while TcpListener::bind(("127.0.0.1", port)).is_err() {
             assert!(
                 Instant::now() < deadline,
@@ -100,7 +113,7 @@ fn the_front_desk_delegates_an_order_question_to_the_ledger_and_relays_its_answe
             "no model turns of {queue} in:\n{stderr}"
         );
     }
-    wait_until_ports_are_free();
+    wait_until_ports_are_free(&PORTS);
 
     // The same example on another OpenAI-compatible endpoint, as the README runs it on a real
     // model: here the example's model again, on a port of its own, under another model name.
@@ -130,5 +143,28 @@ fn the_front_desk_delegates_an_order_question_to_the_ledger_and_relays_its_answe
         stderr.contains(&format!("== the model: any-model at {url}")),
         "{stderr}"
     );
-    wait_until_ports_are_free();
+    wait_until_ports_are_free(&PORTS);
+}
+
+#[test]
+fn the_front_desk_asks_the_customer_what_an_a2a_js_courier_asks_and_relays_the_quote() {
+    let (stdout, stderr) = run(
+        "courier",
+        &["How much to ship order 1042 to Lyon?", "Express, please."],
+        &[],
+    );
+    assert_eq!(
+        stdout.trim(),
+        "Express shipping to Lyon: €19.00, delivered the next working day.",
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "who is asked: Standard shipping (3 working days, €6.50) or express (next working \
+             day, €19.00)?"
+        ),
+        "the courier's question reached the customer: {stderr}"
+    );
+    assert!(stderr.contains("Web UI: http://127.0.0.1:8243"), "{stderr}");
+    wait_until_ports_are_free(&COURIER_PORTS);
 }
