@@ -396,3 +396,49 @@ async fn opentelemetry_s_variables_export_model_calls_as_gen_ai_spans_that_json_
     assert_eq!(line["trace_id"], chat.trace_id.as_str(), "{line}");
     assert_eq!(line["span_id"], chat.span_id.as_str(), "{line}");
 }
+
+#[tokio::test]
+async fn otel_traces_sampler_decides_what_is_exported() {
+    let temporal = TestTemporal::start().await;
+    let collector = OtlpReceiver::start().await;
+    let model = FakeModel::start(vec![reply("The books balance.")]).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url());
+    let endpoint = collector.endpoint();
+    // A ratio of 0, not parent-based: no trace is sampled, Baton's own or Temporal's.
+    let mut worker = WorkerProcess::start_with_env(
+        baton(),
+        &config.render(),
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ("OTEL_TRACES_SAMPLER", "traceidratio"),
+            ("OTEL_TRACES_SAMPLER_ARG", "0"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        worker.logged(&["exporting traces to"]).len(),
+        1,
+        "export is on"
+    );
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-unsampled",
+            baton_tests::engine::task_input("books", "Check."),
+        )
+        .await;
+    let view = temporal
+        .wait_for_task("t-unsampled", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed);
+    // A worker that stops sends every span still queued first: after it, nothing more comes.
+    assert!(
+        worker.terminate(Duration::from_secs(30)).await,
+        "a clean stop"
+    );
+    let exported: Vec<String> = collector.spans().iter().map(|s| s.name.clone()).collect();
+    assert!(
+        exported.is_empty(),
+        "nothing sampled, nothing exported: {exported:?}"
+    );
+}
