@@ -40,7 +40,6 @@ use url::Url;
 use crate::heartbeat::heartbeating;
 use crate::once_per_run::OncePerRun;
 
-pub use model_turn::StaticPrefix;
 pub use prefixes::Prefixes;
 
 /// The longest a follow holds SubscribeToTask open before handing back to the workflow, so a
@@ -99,9 +98,9 @@ pub struct BatonActivities {
 
 impl BatonActivities {
     /// The activities of one worker. They call the agents of `registry`, and `model` with a
-    /// prefix of `prefixes` in front of every turn (as `model_settings` say); they push to webhooks as the
-    /// `server` settings allow, opening what the gateway sealed with `deployment`; their metrics
-    /// carry `task_queue`.
+    /// prefix of `prefixes` in front of every turn (as `model_settings` say); they push to
+    /// webhooks as the `server` settings allow, opening what the gateway sealed with
+    /// `deployment`; their metrics carry `task_queue`.
     pub fn new(
         registry: Arc<Registry>,
         model: Arc<dyn ModelProvider>,

@@ -45,7 +45,7 @@ impl Prefixes {
     /// The prefix of a turn of a task that was shown the agents `roster` on its first turn, or,
     /// on a first turn (`None`), of the roster as it stands. An agent of `roster` this worker is
     /// no longer configured for is left out; `Err` names one whose card it has not fetched yet.
-    pub fn for_turn(&self, roster: Option<&[String]>) -> Result<StaticPrefix, String> {
+    pub(crate) fn for_turn(&self, roster: Option<&[String]>) -> Result<StaticPrefix, String> {
         let ids: Vec<String> = match roster {
             Some(ids) => ids.to_vec(),
             None => self.registry.ids().into_iter().collect(),
