@@ -9,7 +9,8 @@ Tools:
                       "the refund service is down"
   cancel_order(order) not read-only, not idempotent: hangs (sleeps an hour), a write tool that
                       never answers
-  slow_lookup(order)  read-only: hangs (sleeps an hour) until the client gives up or cancels
+  slow_lookup(order)  read-only: hangs (sleeps an hour) until the client gives up or cancels;
+                      a cancelled call is recorded as "slow_lookup cancelled"
   big()               read-only: 100000 characters "abc…zabc…"
   shout(text)         read-only: text.upper(), so a test can see untrusted text come back as is
 
@@ -87,7 +88,13 @@ async def cancel_order(order: str) -> str:
 async def slow_lookup(order: str) -> str:
     """Looks up a customer order in the archive, which takes a while."""
     record("slow_lookup")
-    await asyncio.sleep(3600)
+    try:
+        await asyncio.sleep(3600)
+    except asyncio.CancelledError:
+        # The client cancelled the call (notifications/cancelled): say so, as a server would
+        # stop its work.
+        record("slow_lookup cancelled")
+        raise
     return "too late"
 
 

@@ -2,7 +2,7 @@
 //! official Python `mcp` SDK as its MCP server (over stdio and over streamable HTTP), and the
 //! fake model calling the tools. A tool that answers, one that reports an error, a write tool
 //! that hangs (called once), a read-only tool that hangs (tried three times), output past the
-//! cap, and arguments that are no object.
+//! cap, and arguments that are no object; and a tool call cancelled on the server with its task.
 
 use std::path::Path;
 use std::time::Duration;
@@ -11,8 +11,11 @@ use baton_proto::TaskState;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, history_text, task_input};
 use baton_tests::fake_model::{FakeModel, call, reply};
 use baton_tests::mcp_server::{HttpMcpServer, recorded_calls};
+use baton_tests::wait::poll_until;
 use baton_tests::{TEST_DEPLOYMENT_SECRET, venv_program, workspace};
+use baton_workflows::TaskWorkflow;
 use serde_json::{Value, json};
+use temporalio_client::WorkflowCancelOptions;
 
 fn baton() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_baton"))
@@ -272,4 +275,47 @@ async fn a_worker_whose_mcp_server_cannot_start_says_which_entry_to_fix() {
         stderr.contains("mcp[0] (shop): cannot start no-such-mcp-program"),
         "{stderr}"
     );
+}
+
+#[tokio::test]
+async fn a_cancelled_task_cancels_its_tool_call_on_the_mcp_server() {
+    let temporal = TestTemporal::start().await;
+    let calls = tempfile::NamedTempFile::new().unwrap();
+    let model = FakeModel::start(vec![call("slow_lookup", json!({"order": "1042"}))]).await;
+    // A call bound far beyond the test: only the cancel can end this call.
+    let config = WorkerConfig::new(&temporal, &model.base_url())
+        .mcp_server(&stdio_server(calls.path(), "10m"));
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-tool-cancel",
+            task_input("order", "Find 1042 in the archive."),
+        )
+        .await;
+    poll_until("the tool call to reach the server", WITHIN, || {
+        let ran = recorded_calls(calls.path());
+        async move { ran.contains(&"slow_lookup".to_string()).then_some(()) }
+    })
+    .await;
+
+    temporal
+        .client
+        .get_workflow_handle::<TaskWorkflow>("t-tool-cancel")
+        .cancel(WorkflowCancelOptions::default())
+        .await
+        .unwrap();
+    let view = temporal
+        .wait_for_task("t-tool-cancel", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Canceled, "{view:#?}");
+    // The call is cancelled on the server (MCP notifications/cancelled), not left to run.
+    poll_until("the server to see the call cancelled", WITHIN, || {
+        let ran = recorded_calls(calls.path());
+        async move {
+            ran.contains(&"slow_lookup cancelled".to_string())
+                .then_some(())
+        }
+    })
+    .await;
 }
