@@ -964,6 +964,47 @@ async fn every_http_json_error_is_a_google_rpc_status_in_application_json() {
     }
 }
 
+/// A2A 1.0.1 prefers `application/a2a+json`: a request in it is served on both HTTP bindings,
+/// and the HTTP+JSON answer is labelled so.
+#[tokio::test]
+async fn a_request_in_application_a2a_json_is_served() {
+    let agent = agent().await;
+    let http = reqwest::Client::new();
+    let url = agent.url.trim_end_matches('/');
+    let message = |id: &str| {
+        json!({"message": {"messageId": id, "role": "ROLE_USER", "parts": [{"text": "hello"}]},
+               "configuration": {"returnImmediately": true}})
+    };
+    let rest = http
+        .post(format!("{url}/message:send"))
+        .header("A2A-Version", "1.0")
+        .header("Content-Type", "application/a2a+json")
+        .body(message("m-a2a-json-rest").to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status().as_u16(), 200);
+    assert_eq!(rest.headers()["content-type"], "application/a2a+json");
+    let body: Value = rest.json().await.unwrap();
+    assert!(body["task"]["id"].is_string(), "{body}");
+
+    let rpc = http
+        .post(format!("{url}/"))
+        .header("A2A-Version", "1.0")
+        .header("Content-Type", "application/a2a+json")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                   "params": message("m-a2a-json-rpc")})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rpc.status().as_u16(), 200);
+    let body: Value = rpc.json().await.unwrap();
+    assert!(body["result"]["task"]["id"].is_string(), "{body}");
+}
+
 #[tokio::test]
 async fn an_unreadable_part_is_content_type_not_supported_and_an_unknown_task_is_not_found_first() {
     let agent = agent().await;
