@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Baton's interop suite: Baton against the released packages of other A2A stacks, installed at
 # pinned versions (tests/interop/package.json and package-lock.json: @a2a-js/sdk from npm;
-# tests/interop/requirements-adk.txt: Google ADK from PyPI, into tests/interop/.venv-adk).
+# tests/interop/requirements-adk.txt: Google ADK from PyPI, into tests/interop/.venv-adk;
+# tests/interop/requirements-maf.txt: Microsoft Agent Framework's A2A client, into .venv-maf).
 # Each is tested as a client of Baton's gateway over every binding it speaks, at its defaults,
 # and as an agent Baton delegates to, end to end. Prints a matrix; exits 1 if any cell fails.
 #
-#   bash scripts/interop.sh [--only a2a-js|adk]
+#   bash scripts/interop.sh [--only a2a-js|adk|maf]
 #
 # It uses the baton binary BATON_BIN names (default $CARGO_TARGET_DIR/debug/baton, else
 # target/debug/baton: what scripts/test.sh built), and never builds one. It installs what is missing (the Temporal CLI through scripts/setup.sh, the
-# npm packages, the ADK venv) and skips what is there. Everything it starts listens on
+# npm packages, the ADK and MAF venvs) and skips what is there. Everything it starts listens on
 # 127.0.0.1 at free ports and is stopped when it exits, failed or not. Logs: tests/interop/.work/
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -19,13 +20,13 @@ export BATON_BIN="${BATON_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/baton}"
 only=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --only) only="${2:-}"; shift 2 || { echo "error: --only needs a2a-js or adk" >&2; exit 2; } ;;
+    --only) only="${2:-}"; shift 2 || { echo "error: --only needs a2a-js, adk or maf" >&2; exit 2; } ;;
     --only=*) only="${1#--only=}"; shift ;;
     -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
-    *) echo "error: unknown argument $1 (use --only a2a-js|adk)" >&2; exit 2 ;;
+    *) echo "error: unknown argument $1 (use --only a2a-js|adk|maf)" >&2; exit 2 ;;
   esac
 done
-case "$only" in ""|a2a-js|adk) ;; *) echo "error: --only takes a2a-js or adk, not $only" >&2; exit 2 ;; esac
+case "$only" in ""|a2a-js|adk|maf) ;; *) echo "error: --only takes a2a-js, adk or maf, not $only" >&2; exit 2 ;; esac
 
 if [ ! -x "$BATON_BIN" ]; then
   echo "error: no baton binary at $BATON_BIN (build one, or set BATON_BIN)" >&2
@@ -33,7 +34,7 @@ if [ ! -x "$BATON_BIN" ]; then
 fi
 [ -x "$root/.venv/bin/temporal" ] || bash "$root/scripts/setup.sh" >&2
 
-if [ "$only" != "adk" ]; then
+if [ -z "$only" ] || [ "$only" = "a2a-js" ]; then
   command -v node >/dev/null || { echo "error: node (20 or newer) is needed for @a2a-js/sdk" >&2; exit 2; }
   # npm ci installs exactly package-lock.json; skipped while node_modules matches the lock.
   if ! cmp -s "$interop/package-lock.json" "$interop/node_modules/.package-lock.json.interop" 2>/dev/null; then
@@ -42,16 +43,19 @@ if [ "$only" != "adk" ]; then
     cp "$interop/package-lock.json" "$interop/node_modules/.package-lock.json.interop"
   fi
 fi
-if [ "$only" != "a2a-js" ]; then
-  venv="$interop/.venv-adk"
-  stamp="$venv/.requirements-adk.txt"
-  if ! cmp -s "$interop/requirements-adk.txt" "$stamp" 2>/dev/null; then
-    echo "== pip install -r tests/interop/requirements-adk.txt (into tests/interop/.venv-adk)" >&2
+# Each Python stack gets a venv of its own, installed from its requirements file and skipped
+# while the file matches the one it was installed from.
+for stack in adk maf; do
+  if [ -n "$only" ] && [ "$only" != "$stack" ]; then continue; fi
+  venv="$interop/.venv-$stack"
+  stamp="$venv/.requirements-$stack.txt"
+  if ! cmp -s "$interop/requirements-$stack.txt" "$stamp" 2>/dev/null; then
+    echo "== pip install -r tests/interop/requirements-$stack.txt (into tests/interop/.venv-$stack)" >&2
     [ -x "$venv/bin/pip" ] || python3 -m venv --clear "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$interop/requirements-adk.txt" >&2
-    cp "$interop/requirements-adk.txt" "$stamp"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$interop/requirements-$stack.txt" >&2
+    cp "$interop/requirements-$stack.txt" "$stamp"
   fi
-fi
+done
 
 # The runner stops everything it started in its own finally; this trap makes sure it gets the
 # signal when this script does.

