@@ -88,8 +88,28 @@ async fn a_stdio_server_s_tools_answer_fail_and_time_out() {
     let spec = stdio_mcp_spec("test", Some(calls.path()), Duration::from_secs(2));
     let servers = McpServers::connect(&[spec]).await.expect("connected");
     the_tools_answer_fail_and_time_out(&servers).await;
+    // The call that timed out is cancelled on the server too (MCP notifications/cancelled), at
+    // its own pace beside the calls that followed it.
+    baton_tests::wait::poll_until(
+        "the server to see the timed-out call cancelled",
+        baton_tests::wait::HANG_GUARD,
+        || {
+            let ran = recorded_calls(calls.path());
+            async move {
+                ran.contains(&"slow_lookup cancelled".to_string())
+                    .then_some(())
+            }
+        },
+    )
+    .await;
+    let ran = recorded_calls(calls.path());
+    let called: Vec<&str> = ran
+        .iter()
+        .map(String::as_str)
+        .filter(|call| *call != "slow_lookup cancelled")
+        .collect();
     assert_eq!(
-        recorded_calls(calls.path()),
+        called,
         [
             "get_order",
             "get_order",
