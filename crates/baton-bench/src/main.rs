@@ -1,5 +1,5 @@
 //! `baton-bench`: benchmarks whose figures are ratios against a baseline measured in the same
-//! run, never absolute claims from timed tests (DESIGN.md, "Rules of the house"). They live
+//! run, never absolute claims from timed tests, which differ from machine to machine. They live
 //! apart from the product: their fake model and fast A2A peer come from the test kit
 //! (`baton-tests`), and they run the `baton` binary built beside this one.
 //!

@@ -172,7 +172,7 @@ fn read_id<'a>(field: &Field<'a>, errors: &mut Errors) -> Option<&'a str> {
     if id == "self" {
         field.fail(
             errors,
-            "the id self is reserved for this agent itself (R7.1)",
+            "the id self is reserved for this agent itself: `agent: null` delegates to it",
         );
         return None;
     }
@@ -355,7 +355,7 @@ mod tests {
         assert_only_error(
             "agents = [{ id = \"self\", url = \"https://me.example.com\" }]",
             "agents[0].id",
-            "the id self is reserved for this agent itself (R7.1)",
+            "the id self is reserved for this agent itself: `agent: null` delegates to it",
         );
     }
 
@@ -490,7 +490,7 @@ mod tests {
             vec![
                 (
                     "agents[0].id".to_owned(),
-                    "the id self is reserved for this agent itself (R7.1)".to_owned()
+                    "the id self is reserved for this agent itself: `agent: null` delegates to it".to_owned()
                 ),
                 (
                     "agents[1].url".to_owned(),

@@ -1,6 +1,6 @@
 //! The A2A extensions Baton implements. The task and status extensions are tiny-harness's,
-//! published as such, so a Baton and a tiny-harness agent can brief and answer each other
-//! (DESIGN.md); the deadline extension is Baton's own. Both halves of A2A use them: the gateway
+//! published as such, so a Baton and a tiny-harness agent can brief and answer each other; the
+//! deadline extension is Baton's own. Both halves of A2A use them: the gateway
 //! advertises them, the outbound client requests those the other side advertises.
 
 use std::collections::HashMap;

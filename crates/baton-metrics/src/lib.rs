@@ -546,12 +546,22 @@ mod tests {
         assert!(refused, "still answering on {url}");
     }
 
-    #[test]
-    fn without_an_installed_meter_recording_does_nothing() {
+    #[tokio::test]
+    async fn without_an_installed_meter_recording_does_nothing() {
+        // No test installs the process's metrics, so `global()` records with a no-op meter: what
+        // it records reaches no endpoint.
+        let endpoint = endpoint();
         let metrics = global();
-        metrics.delegation_started("desk", "ledger");
-        metrics.push("desk", PushOutcome::Refused("bad_token"));
-        drop(metrics.follow_stream_opened("ledger"));
-        metrics.model_turn_failed("desk");
+        metrics.delegation_started("unmetered-queue", "unmetered-agent");
+        metrics.push("unmetered-queue", PushOutcome::Refused("bad_token"));
+        drop(metrics.follow_stream_opened("unmetered-agent"));
+        metrics.model_turn_failed("unmetered-queue");
+        let text = scrape(&endpoint).await;
+        assert!(!text.contains("unmetered"), "{text}");
+        // The same calls on the endpoint's own meter are counted.
+        let counted = Metrics::new(endpoint.meter());
+        counted.delegation_started("unmetered-queue", "unmetered-agent");
+        let text = scrape(&endpoint).await;
+        assert!(text.contains("unmetered-agent"), "{text}");
     }
 }
