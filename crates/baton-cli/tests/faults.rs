@@ -1411,3 +1411,110 @@ async fn wait_until(what: &str, condition: impl Fn() -> bool) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+// --- a cancel down a chain of Baton agents, the middle one down ------------------------------
+
+/// Whether the model already called a tool in the conversation it is shown.
+fn called_a_tool(request: &Value) -> bool {
+    request["messages"]
+        .as_array()
+        .is_some_and(|messages| messages.iter().any(|m| m["tool_calls"].is_array()))
+}
+
+#[tokio::test]
+async fn a_cancel_crosses_a_chain_of_three_batons_whose_middle_worker_is_down_when_it_comes() {
+    let temporal = TestTemporal::start().await;
+    // The last agent asks a question nobody answers: its task runs until it is cancelled.
+    let last_model = FakeModel::responding(|request| {
+        if called_a_tool(request) {
+            reply("Waiting for the answer.")
+        } else {
+            call("ask_participant", json!({"question": "Which year?"}))
+        }
+    })
+    .await;
+    let mut last = WorkerConfig::new(&temporal, &last_model.base_url()).with_push_receiver();
+    last.agent_id = "last".into();
+    let last_url = last.base_url.clone().unwrap();
+    let _last = WorkerProcess::start(baton(), &last.render()).await;
+
+    // Each agent above delegates once, then waits for its sub-task.
+    let delegating = |agent: &'static str| {
+        move |request: &Value| {
+            if called_a_tool(request) {
+                reply("Waiting for the agent below.")
+            } else {
+                call(
+                    "spawn_subtask",
+                    json!({"name": "year", "goal": "Close the year.", "agent": agent}),
+                )
+            }
+        }
+    };
+    let middle_model = FakeModel::responding(delegating("last")).await;
+    let mut middle = WorkerConfig::new(&temporal, &middle_model.base_url())
+        .with_push_receiver()
+        .agent("last", &last_url, "");
+    middle.agent_id = "middle".into();
+    let middle_url = middle.base_url.clone().unwrap();
+    let mut middle_worker = WorkerProcess::start(baton(), &middle.render()).await;
+
+    let first_model = FakeModel::responding(delegating("middle")).await;
+    let first = WorkerConfig::new(&temporal, &first_model.base_url())
+        .with_push_receiver()
+        .agent("middle", &middle_url, "");
+    let _first = WorkerProcess::start(baton(), &first.render()).await;
+    temporal
+        .start_task(
+            &first.task_queue,
+            "t-chain",
+            task_input("year", "Close the year."),
+        )
+        .await;
+
+    // The whole chain runs: the last agent's task waits on its question.
+    let middle_id = poll_until("the middle agent's task", WITHIN, || async {
+        let view = temporal.task_view("t-chain").await;
+        view.sub_tasks.first()?.remote_task_id.clone()
+    })
+    .await;
+    let last_id = poll_until("the last agent's task", WITHIN, || async {
+        let view = temporal.task_view(&middle_id).await;
+        view.sub_tasks.first()?.remote_task_id.clone()
+    })
+    .await;
+    temporal
+        .wait_for_task(&last_id, WITHIN, |v| v.state == TaskState::InputRequired)
+        .await;
+
+    // The middle agent's worker, which serves its gateway, dies; the first task is cancelled.
+    middle_worker.kill().await;
+    temporal
+        .client
+        .get_workflow_handle::<baton_workflows::TaskWorkflow>("t-chain")
+        .cancel(temporalio_client::WorkflowCancelOptions::default())
+        .await
+        .unwrap();
+    // The cancel is tried again while the middle agent is down, and lands once it is back.
+    middle_worker.restart().await;
+    let middle_view = temporal
+        .wait_for_task(&middle_id, WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(middle_view.state, TaskState::Canceled, "{middle_view:#?}");
+    let last_view = temporal
+        .wait_for_task(&last_id, WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(last_view.state, TaskState::Canceled, "{last_view:#?}");
+    // The first task ends CANCELED, its row once the middle agent's task has ended, not merely
+    // once it was asked to.
+    let first_view = temporal
+        .wait_for_task("t-chain", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(first_view.state, TaskState::Canceled, "{first_view:#?}");
+    let row = &first_view.sub_tasks[0];
+    assert_eq!(
+        (row.state, row.resolved),
+        (TaskState::Canceled, true),
+        "{row:#?}"
+    );
+}
