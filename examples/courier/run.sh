@@ -69,7 +69,9 @@ print(" ".join(p.get("text", "") for p in status.get("message", {}).get("parts",
 }
 
 echo "== the customer asks: $question" >&2
-"$BATON" task send --url "$desk" --as customer --json "$question" >"$work/asked.jsonl"
+# `baton task send` follows the task until it ends or waits for the customer: bounded here, so a
+# broken run stops with an error instead of hanging.
+timeout 120 "$BATON" task send --url "$desk" --as customer --json "$question" >"$work/asked.jsonl"
 { read -r task_id; read -r state; read -r said; } < <(task_of "$work/asked.jsonl")
 if [ "$state" != "TASK_STATE_INPUT_REQUIRED awaiting-answer" ]; then
   echo "error: the task is $state, not asking the customer: $said" >&2
@@ -78,7 +80,8 @@ fi
 echo "== task $task_id waits for the customer, who is asked: $said" >&2
 
 echo "== the customer answers: baton task send --task $task_id \"$answer\"" >&2
-"$BATON" task send --url "$desk" --as customer --task "$task_id" --json "$answer" >"$work/answered.jsonl"
+timeout 120 "$BATON" task send --url "$desk" --as customer --task "$task_id" --json "$answer" \
+  >"$work/answered.jsonl"
 { read -r _; read -r state; read -r said; } < <(task_of "$work/answered.jsonl")
 # `baton task` speaks Baton's status extension, so the answered task parks for the customer's
 # next message rather than completing (docs/gateway.md).
