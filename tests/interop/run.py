@@ -454,18 +454,14 @@ def main() -> int:
                 f"a2a-js-{binding}", ["node", "js/client.mjs", "--url", url, "--binding", binding], HERE)
             rows.append((name, cells))
             notes[name] = client_notes
-    if "adk" in selected:
+    # The Python clients, each in its own venv, over the bindings they speak without help.
+    for stack, label, python in (("adk", "ADK", ADK_PYTHON), ("maf", "MAF", MAF_PYTHON)):
+        if stack not in selected:
+            continue
         for binding in ("JSONRPC", "HTTP+JSON"):
-            name = f"ADK client -> Baton    {binding}"
+            name = f"{label} client -> Baton    {binding}"
             cells, client_notes = run_client(
-                f"adk-{binding}", [ADK_PYTHON, "adk/client.py", "--url", base, "--binding", binding], HERE)
-            rows.append((name, cells))
-            notes[name] = client_notes
-    if "maf" in selected:
-        for binding in ("JSONRPC", "HTTP+JSON"):
-            name = f"MAF client -> Baton    {binding}"
-            cells, client_notes = run_client(
-                f"maf-{binding}", [MAF_PYTHON, "maf/client.py", "--url", base, "--binding", binding], HERE)
+                f"{stack}-{binding}", [python, f"{stack}/client.py", "--url", base, "--binding", binding], HERE)
             rows.append((name, cells))
             notes[name] = client_notes
 
