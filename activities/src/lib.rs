@@ -13,7 +13,6 @@ mod heartbeat;
 mod model_turn;
 mod once_per_run;
 mod prefixes;
-mod push_delivery;
 mod remote_calls;
 mod reply;
 mod tool_call;
@@ -22,6 +21,7 @@ mod watch;
 use std::sync::Arc;
 use std::time::Duration;
 
+use baton_a2a::webhook::{PushFailure, Webhooks};
 use baton_a2a::{Registry, RemoteAgent};
 use baton_core::deadline::delegation_deadline;
 use baton_mcp::McpServers;
@@ -89,7 +89,7 @@ pub struct BatonActivities {
     push_base: Option<Url>,
     follow_window: Duration,
     /// For pushes to participants' webhooks.
-    webhooks: push_delivery::Webhooks,
+    webhooks: Webhooks,
     /// The agent's task queue, which labels the delegation metrics.
     task_queue: String,
     /// The local activities with effects outside Temporal this process has run.
@@ -121,7 +121,7 @@ impl BatonActivities {
             mcp: Arc::new(McpServers::none()),
             push_base: push_base.clone(),
             follow_window: FOLLOW_WINDOW,
-            webhooks: push_delivery::Webhooks::new(
+            webhooks: Webhooks::new(
                 server.allow_private_push_urls,
                 push_base.clone(),
                 deployment,
@@ -333,7 +333,12 @@ impl BatonActivities {
         _ctx: ActivityContext,
         input: PushDelivery,
     ) -> Result<(), ActivityError> {
-        push_delivery::deliver(&self.webhooks, &input).await
+        baton_a2a::webhook::deliver(&self.webhooks, &input)
+            .await
+            .map_err(|failure| match failure {
+                PushFailure::Refused(why) => non_retryable("push.refused", why),
+                PushFailure::Failed(why) => ActivityError::from(anyhow::anyhow!(why)),
+            })
     }
 
     /// Counts the delegations the parent resolved since it last ran. The parent runs it as a

@@ -17,6 +17,7 @@ mod registry;
 mod remote_agent;
 pub mod snapshot;
 mod trace_context;
+pub mod webhook;
 
 pub use card_fetch::CardLimits;
 pub use error::{AgentError, UnsupportedExtensionError};

@@ -715,6 +715,53 @@ async fn push_configs_are_kept_with_the_task_and_changes_are_pushed_to_the_webho
                 .is_none_or(|c| c.as_array().unwrap().is_empty())
         );
         alice.call("cancel", &["--task-id", &task_id]).await.ok();
+
+        // A config registered on the ended task is accepted and hears at once how it ended.
+        seen.lock().unwrap().clear();
+        let created = alice
+            .call(
+                "push-create",
+                &[
+                    "--task-id",
+                    &task_id,
+                    "--push-url",
+                    &hook,
+                    "--config-id",
+                    "cfg-late",
+                    "--token",
+                    "tok-late",
+                ],
+            )
+            .await
+            .ok();
+        assert_eq!(created[0]["id"], "cfg-late");
+        let pushed = seen.lock().unwrap().clone();
+        assert_eq!(pushed.len(), 1, "{pushed:?}");
+        let (headers, body) = &pushed[0];
+        assert_eq!(headers["a2a-notification-token"], "tok-late");
+        assert_eq!(body["statusUpdate"]["taskId"], task_id.as_str());
+        assert_eq!(
+            body["statusUpdate"]["status"]["state"],
+            "TASK_STATE_CANCELED"
+        );
+        // One whose webhook cannot be reached says so, naming the task's state.
+        let unreachable = alice
+            .call(
+                "push-create",
+                &[
+                    "--task-id",
+                    &task_id,
+                    "--push-url",
+                    "http://127.0.0.1:1/hook",
+                ],
+            )
+            .await;
+        assert_eq!(unreachable.reason(), "INVALID_PARAMS");
+        assert!(
+            unreachable.message().contains("has ended (CANCELED)"),
+            "{}",
+            unreachable.message()
+        );
     }
 }
 

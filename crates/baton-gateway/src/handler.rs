@@ -13,6 +13,7 @@ use a2a::{
 };
 use a2a_server::{RequestHandler, ServiceParams};
 use async_trait::async_trait;
+use baton_a2a::webhook::{self, Webhooks};
 use baton_core::derived_id::derived_id;
 use baton_core::extensions::{STATUS_EXTENSION, SUPPORTED_EXTENSIONS, TASK_EXTENSION};
 use baton_proto::temporal::search_attributes::{
@@ -20,8 +21,8 @@ use baton_proto::temporal::search_attributes::{
 };
 use baton_proto::temporal::{TaskWorkflow, task_workflow};
 use baton_proto::{
-    EventPage, InboxMessage, InboxReceipt, Lifecycle, PushConfig, TaskInput, TaskMessage,
-    TaskState, TaskView,
+    EventPage, InboxMessage, InboxReceipt, Lifecycle, PushConfig, PushDelivery, TaskInput,
+    TaskMessage, TaskState, TaskView,
 };
 use baton_proto::{Refusal, RefusalCode};
 use futures::stream::BoxStream;
@@ -91,6 +92,8 @@ pub struct TemporalHandler {
     views: ViewCache,
     /// The listings ListTasks serves again for a moment.
     pub(crate) listings: ListingCache,
+    /// Where a config registered on an ended task gets the task's final state.
+    webhooks: Webhooks,
 }
 
 /// How long a read of the task waits on its query before it also reads the result of a task
@@ -141,6 +144,11 @@ impl TemporalHandler {
         TemporalHandler {
             views: ViewCache::new(changes.clone()),
             listings: ListingCache::default(),
+            webhooks: Webhooks::new(
+                config.allow_private_push_urls,
+                Some(config.public_url.clone()),
+                config.deployment.clone(),
+            ),
             changes,
             client,
             config: Arc::new(config),
@@ -566,6 +574,40 @@ impl TemporalHandler {
         Ok(push_configs::from_a2a(req, id, &self.config.deployment))
     }
 
+    /// A config registered on a task that has ended: the webhook gets the final state once,
+    /// now, since nothing more will happen to the task; the config is not kept (it lives until
+    /// the task ends, which it has). A webhook that cannot be reached is the caller's error.
+    async fn push_final_state(
+        &self,
+        view: &TaskView,
+        config: PushConfig,
+    ) -> Result<TaskPushNotificationConfig, A2AError> {
+        let delivery = PushDelivery {
+            task_id: view.task_id.clone(),
+            context_id: view
+                .context_id
+                .clone()
+                .unwrap_or_else(|| view.task_id.clone()),
+            state: view.state,
+            sub_state: view.sub_state.clone(),
+            message: view
+                .status_message
+                .clone()
+                .or_else(|| view.last_answer.clone()),
+            at: view.updated_at.clone().unwrap_or_default(),
+            config,
+        };
+        webhook::deliver(&self.webhooks, &delivery)
+            .await
+            .map_err(|failure| {
+                A2AError::invalid_params(format!(
+                    "task {} has ended ({}), so its webhook gets the final state at once, and that push failed: {failure}",
+                    view.task_id, view.state
+                ))
+            })?;
+        Ok(push_configs::to_a2a(&view.task_id, &delivery.config))
+    }
+
     /// The task, as its `task` query answers. A query is answered by a worker, which replays
     /// the task; a task that has ended COMPLETED is also its workflow's result, which Temporal
     /// holds without any worker. So when the query has not answered within [`ENDED_READ_AFTER`] (or
@@ -935,13 +977,10 @@ impl RequestHandler for TemporalHandler {
         req: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, A2AError> {
         let view = self.visible_view(params, &req.task_id).await?;
-        if view.state.is_terminal() {
-            return Err(A2AError::unsupported_operation(format!(
-                "task {} is in a terminal state ({}): nothing more will be pushed",
-                req.task_id, view.state
-            )));
-        }
         let config = self.push_config(&req.task_id, &req)?;
+        if view.state.is_terminal() {
+            return self.push_final_state(&view, config).await;
+        }
         let saved = self
             .update_task(
                 &req.task_id,

@@ -1,4 +1,4 @@
-//! `deliver_push`: one change of a Baton task, POSTed to a participant's webhook as an A2A
+//! Pushes to a participant's webhook: one change of a Baton task, POSTed as an A2A
 //! `StreamResponse` (`{"statusUpdate": …}`). The token goes in both header spellings agents use;
 //! `Authorization` comes from the config's authentication. Neither is ever logged.
 //!
@@ -19,10 +19,27 @@ use baton_core::network::{is_internal_host, is_internal_ip, is_own_push_receiver
 use baton_proto::PushDelivery;
 use chrono::{DateTime, Utc};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-use temporalio_sdk::activities::ActivityError;
 use url::Url;
 
 const TIMEOUT: Duration = Duration::from_secs(8);
+
+/// Why a push did not reach its webhook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PushFailure {
+    /// The webhook may not be called at all (its address, or a token that does not open):
+    /// trying again cannot help.
+    Refused(String),
+    /// The webhook could not be reached, or did not answer 2xx: a later try may succeed.
+    Failed(String),
+}
+
+impl std::fmt::Display for PushFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PushFailure::Refused(why) | PushFailure::Failed(why) => f.write_str(why),
+        }
+    }
+}
 
 /// The HTTP clients pushes go out on, and the rule for which one a webhook gets.
 #[derive(Clone)]
@@ -39,6 +56,8 @@ pub struct Webhooks {
 }
 
 impl Webhooks {
+    /// The clients for one deployment: `allow_private` is `server.allow_private_push_urls`,
+    /// `public_url` is `server.base_url`, `key` opens what the gateway sealed.
     pub fn new(allow_private: bool, public_url: Option<Url>, key: Arc<DeploymentKey>) -> Webhooks {
         let builder = || {
             reqwest::Client::builder()
@@ -99,15 +118,13 @@ impl Resolve for OutsideOnly {
     }
 }
 
-pub async fn deliver(webhooks: &Webhooks, delivery: &PushDelivery) -> Result<(), ActivityError> {
+/// POSTs one change to the delivery's webhook.
+pub async fn deliver(webhooks: &Webhooks, delivery: &PushDelivery) -> Result<(), PushFailure> {
     let refused = |why: String| {
-        crate::non_retryable(
-            "push.refused",
-            format!(
-                "webhook {} of task {} is not pushed to: {why}",
-                delivery.config.id, delivery.task_id
-            ),
-        )
+        PushFailure::Refused(format!(
+            "webhook {} of task {} is not pushed to: {why}",
+            delivery.config.id, delivery.task_id
+        ))
     };
     let url = Url::parse(&delivery.config.url).map_err(|e| refused(e.to_string()))?;
     let http = webhooks.client_for(&url).map_err(refused)?;
@@ -142,14 +159,13 @@ pub async fn deliver(webhooks: &Webhooks, delivery: &PushDelivery) -> Result<(),
             reason.push_str(&format!(": {cause}"));
             source = cause.source();
         }
-        ActivityError::from(anyhow::anyhow!(
+        PushFailure::Failed(format!(
             "push to webhook {} of task {} failed: {reason}",
-            delivery.config.id,
-            delivery.task_id,
+            delivery.config.id, delivery.task_id,
         ))
     })?;
     if !response.status().is_success() {
-        return Err(ActivityError::from(anyhow::anyhow!(
+        return Err(PushFailure::Failed(format!(
             "webhook {} of task {} answered {} (a redirect is never followed)",
             delivery.config.id,
             delivery.task_id,
