@@ -9,10 +9,11 @@
 //! its own, and a task found in it is what an earlier attempt created, adopted instead of made
 //! again. An agent may list a task only once it has acted on the brief, which a slow agent does
 //! late: when an earlier attempt had the brief taken (answered, or its request open past
-//! [`TAKEN_AFTER`]; its heartbeat said so), the next one waits
-//! for the task to appear, up to [`SLOW_AGENT_WAIT`], before it sends the brief again. An agent
-//! that cannot list its tasks gets the same brief again, with the same `messageId`, which an
-//! agent that deduplicates messages (Baton does) takes as a repeat.
+//! [`TAKEN_AFTER`]; its heartbeat said so), the next one waits for the task to appear, up to
+//! `agents[].listing_wait`, before it sends the brief again, saying so in its outcome
+//! (`sent_again`): the delegation then cancels, when it ends, any other task the context comes
+//! to hold. An agent that cannot list its tasks gets the same brief again, with the same
+//! `messageId`, which an agent that deduplicates messages (Baton does) takes as a repeat.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -86,29 +87,47 @@ async fn attempt_creation(
     attempt: u32,
     sent: &AtomicBool,
 ) -> Result<StartAgentTaskOut, String> {
+    let mut sending_again = false;
     if attempt > 1
         && let Some(context_id) = &input.context_id
-        && let Some(task) =
-            earlier_attempt(agent, input, context_id, sent.load(Ordering::Relaxed)).await?
     {
-        tracing::info!(
-            stand_in = %input.stand_in_id,
-            agent = %input.agent,
-            attempt,
-            "adopted task {} that an earlier attempt created", task.remote_task_id
-        );
-        return Ok(StartAgentTaskOut::Started {
-            task,
-            deadline_secs: None,
-            watch: None,
-        });
+        let taken_before = sent.load(Ordering::Relaxed);
+        if let Some(task) = earlier_attempt(agent, input, context_id, taken_before).await? {
+            tracing::info!(
+                stand_in = %input.stand_in_id,
+                agent = %input.agent,
+                attempt,
+                "adopted task {} that an earlier attempt created", task.remote_task_id
+            );
+            return Ok(StartAgentTaskOut::Started {
+                task,
+                deadline_secs: None,
+                watch: None,
+                sent_again: false,
+            });
+        }
+        sending_again = taken_before;
     }
-    create(agent, brief_message(agent, input, deadline_secs), sent).await
+    let created = create(agent, brief_message(agent, input, deadline_secs), sent).await?;
+    Ok(match created {
+        StartAgentTaskOut::Started {
+            task,
+            deadline_secs,
+            watch,
+            ..
+        } => StartAgentTaskOut::Started {
+            task,
+            deadline_secs,
+            watch,
+            sent_again: sending_again,
+        },
+        other => other,
+    })
 }
 
 /// The task an earlier attempt created in `context_id`, if the agent can say. When an earlier
 /// attempt had the brief taken (`sent_before`), a context still empty is looked at again every
-/// [`SLOW_AGENT_LOOK`] for up to [`SLOW_AGENT_WAIT`]: a slow agent lists the task only once it
+/// [`SLOW_AGENT_LOOK`] for up to `agents[].listing_wait`: a slow agent lists the task only once it
 /// acts on the brief. A lookup that got no answer fails the attempt (it is retried); an agent
 /// that cannot list tasks is asked to create again.
 async fn earlier_attempt(
@@ -117,7 +136,7 @@ async fn earlier_attempt(
     context_id: &str,
     sent_before: bool,
 ) -> Result<Option<RemoteSnapshot>, String> {
-    let waiting_until = tokio::time::Instant::now() + SLOW_AGENT_WAIT;
+    let waiting_until = tokio::time::Instant::now() + agent.listing_wait();
     loop {
         match look_in_context(agent, input, context_id).await? {
             Some(found) => return Ok(Some(found)),
@@ -130,7 +149,8 @@ async fn earlier_attempt(
                         stand_in = %input.stand_in_id,
                         agent = %input.agent,
                         "the agent took the brief but listed no task for it within \
-                         {SLOW_AGENT_WAIT:?}: sending it again with the same messageId"
+                         {:?} (agents[].listing_wait): sending it again with the same messageId",
+                        agent.listing_wait()
                     );
                 }
                 return Ok(None);
@@ -233,10 +253,6 @@ fn deadline_metadata(seconds: u64) -> std::collections::HashMap<String, serde_js
     )])
 }
 
-/// How long an attempt waits for the task of a brief an earlier attempt had taken to appear in
-/// the agent's listing before it sends the brief again: past the longest an agent seen in the
-/// wild held a brief before acting on it (30 s).
-const SLOW_AGENT_WAIT: Duration = Duration::from_secs(90);
 /// How often such an attempt looks again.
 const SLOW_AGENT_LOOK: Duration = Duration::from_secs(2);
 /// How long a brief's request must stay open, unrefused, to count as taken by the agent.
@@ -324,6 +340,7 @@ async fn create(
                     task,
                     deadline_secs: None,
                     watch: None,
+                    sent_again: false,
                 });
             }
             seen = Some(next);
@@ -356,6 +373,7 @@ fn started_or_retry(
             task,
             deadline_secs: None,
             watch: None,
+            sent_again: false,
         }),
         None => Err(reason),
     }
@@ -372,7 +390,21 @@ pub async fn cancel_context_tasks(
         .await
         .map_err(|error| ActivityError::from(anyhow::anyhow!(error.to_string())))?;
     let mut cancelled = 0;
-    for task in tasks.iter().filter(|t| !of_task(t).state.is_terminal()) {
+    for task in tasks.iter().filter(|t| Some(&t.id) != input.keep.as_ref()) {
+        let ended = of_task(task).state.is_terminal();
+        if let Some(kept) = &input.keep {
+            tracing::warn!(
+                stand_in = %input.stand_in_id,
+                agent = %input.agent,
+                "the agent holds task {} beside task {kept} for the same brief, which was sent \
+                 again after a worker was lost: {}",
+                task.id,
+                if ended { "it has ended" } else { "cancelling it" }
+            );
+        }
+        if ended {
+            continue;
+        }
         match agent.cancel_task(&task.id).await {
             Ok(_) => {}
             Err(error) if error.is_transient() => {

@@ -205,10 +205,13 @@ impl BatonActivities {
         let deadline = delegation_deadline(agent.deadline(), input.deadline_secs);
         let created = create::start_agent_task(&ctx, &agent, &input, deadline).await?;
         Ok(match created {
-            StartAgentTaskOut::Started { task, .. } => StartAgentTaskOut::Started {
+            StartAgentTaskOut::Started {
+                task, sent_again, ..
+            } => StartAgentTaskOut::Started {
                 task,
                 deadline_secs: Some(deadline),
                 watch: watch::unregistered(&agent, self.push_base.is_some()),
+                sent_again,
             },
             other => other,
         })

@@ -96,6 +96,10 @@ pub struct RemoteStart {
     /// histories written before, whose stand-ins register as they did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<WatchKind>,
+    /// The delegation's context, when its creation sent the brief twice: when the stand-in
+    /// ends it cancels every task there but its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicates_in: Option<String>,
 }
 
 /// What a stand-in carries into its next run.
@@ -199,6 +203,11 @@ pub enum StartAgentTaskOut {
         /// off); absent when the stand-in must register a push webhook.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         watch: Option<WatchKind>,
+        /// The brief was sent again: an earlier attempt had handed it to the agent, which listed
+        /// no task for it within `agents[].listing_wait`. The context may come to hold a second
+        /// task for it, cancelled when the delegation ends.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        sent_again: bool,
     },
     /// The agent answered with a message and no task: the child ended in its first answer.
     Answered {
@@ -223,6 +232,10 @@ pub struct CancelContextIn {
     pub agent: String,
     /// The context whose unfinished tasks are cancelled.
     pub context_id: String,
+    /// The delegation's own task, left alone: every other task of the context is a duplicate
+    /// of it, logged and cancelled. Absent after a creation that failed, which keeps nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep: Option<String>,
 }
 
 /// Every call a stand-in makes on its remote task names the task this way.

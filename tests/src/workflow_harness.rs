@@ -1089,6 +1089,7 @@ pub fn started(remote_task_id: &str, watch: Option<WatchKind>) -> StartAgentTask
         task: remote(remote_task_id, TaskState::Working, None),
         deadline_secs: None,
         watch,
+        sent_again: false,
     }
 }
 

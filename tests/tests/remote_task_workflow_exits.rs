@@ -11,7 +11,7 @@ use baton_proto::{
 };
 use baton_tests::workflow_harness::{
     WorkflowHarness, answer, calls, changed, ledger_note, message, notes, participant_texts,
-    refusal, remote, started, tool_call,
+    refusal, remote, spawn, started, tool_call,
 };
 use temporalio_client::errors::WorkflowUpdateError;
 use temporalio_common::protos::temporal::api::enums::v1::EventType;
@@ -134,6 +134,79 @@ async fn a_failed_follow_pauses_then_follows_again() {
     h.task_outcome("t").await.completed();
 }
 
+// --- a brief sent twice ------------------------------------------------------------------------
+
+/// A creation that sent the brief again (the agent listed no task for the first within
+/// `listing_wait`) may have left a second task in the context: when the stand-in ends, it
+/// cancels every task there but its own.
+#[tokio::test]
+async fn a_stand_in_whose_brief_was_sent_twice_cancels_the_other_task_of_its_context_when_it_ends()
+{
+    let h = WorkflowHarness::with_books().await;
+    let a = &h.activities;
+    a.invoke_model
+        .next()
+        .await
+        .reply(calls(vec![spawn("c1", "balance", "ledger")]));
+    let create = a.start_agent_task.next().await;
+    let context_id = create.input.context_id.clone().expect("a derived context");
+    create.reply(StartAgentTaskOut::Started {
+        task: remote("r-2", TaskState::Working, None),
+        deadline_secs: None,
+        watch: Some(WatchKind::Follow),
+        sent_again: true,
+    });
+    let follow = a.follow_remote_task.next().await;
+    assert!(
+        a.cancel_context_tasks.seen().is_empty(),
+        "not while it runs"
+    );
+    follow.reply(changed("r-2", TaskState::Completed, "42"));
+    h.stand_in_outcome("t.1").await.completed();
+    let swept = a.cancel_context_tasks.seen();
+    assert_eq!(swept.len(), 1);
+    assert_eq!(
+        (
+            swept[0].context_id.as_str(),
+            swept[0].stand_in_id.as_str(),
+            swept[0].keep.as_deref()
+        ),
+        (context_id.as_str(), "t.1", Some("r-2"))
+    );
+}
+
+/// The same when the agent settled the task within the creation, so no stand-in starts: the
+/// parent cancels the other tasks of the context at once. A brief sent once sweeps nothing.
+#[tokio::test]
+async fn a_brief_sent_twice_and_settled_at_once_has_its_duplicates_cancelled_by_the_parent() {
+    for sent_again in [true, false] {
+        let h = WorkflowHarness::with_books().await;
+        let a = &h.activities;
+        a.invoke_model
+            .next()
+            .await
+            .reply(calls(vec![spawn("c1", "balance", "ledger")]));
+        a.start_agent_task
+            .next()
+            .await
+            .reply(StartAgentTaskOut::Started {
+                task: remote("r-2", TaskState::Completed, Some("42")),
+                deadline_secs: None,
+                watch: None,
+                sent_again,
+            });
+        a.invoke_model.next().await.reply(answer("42"));
+        h.task_outcome("t").await.completed();
+        let swept = a.cancel_context_tasks.seen();
+        let kept: Vec<Option<&str>> = swept.iter().map(|c| c.keep.as_deref()).collect();
+        if sent_again {
+            assert_eq!(kept, [Some("r-2")]);
+        } else {
+            assert!(kept.is_empty(), "{swept:?}");
+        }
+    }
+}
+
 // --- the deadline and cancel ---------------------------------------------------------------
 
 /// Past the delegation's deadline the stand-in stops its follow, cancels the remote task
@@ -146,6 +219,7 @@ async fn past_its_deadline_the_stand_in_cancels_the_remote_task_and_fails_the_ro
         task: remote("r-1", TaskState::Working, None),
         deadline_secs: Some(1),
         watch: Some(WatchKind::Follow),
+        sent_again: false,
     })
     .await;
     let _follow = a.follow_remote_task.next().await;

@@ -25,9 +25,9 @@ use baton_core::push_token::digests_match;
 use baton_core::sub_tasks::{cap_result, map_remote_state};
 use baton_proto::failure_types::{AGENT_UNKNOWN, TASK_NOT_FOUND};
 use baton_proto::{
-    ChildDone, DeletePushIn, FollowIn, PushIn, RemoteCarry, RemoteReplyIn, RemoteReplyOut,
-    RemoteSnapshot, RemoteStart, RemoteTaskIn, RemoteView, RemoteWatch, SubTaskReply, TaskState,
-    WatchKind,
+    CancelContextIn, ChildDone, DeletePushIn, FollowIn, PushIn, RemoteCarry, RemoteReplyIn,
+    RemoteReplyOut, RemoteSnapshot, RemoteStart, RemoteTaskIn, RemoteView, RemoteWatch,
+    SubTaskReply, TaskState, WatchKind,
 };
 use futures::FutureExt;
 use temporalio_macros::{workflow, workflow_methods};
@@ -732,7 +732,8 @@ pub(crate) async fn cancel_until_ended<W>(
     }
 }
 
-/// Closes the stand-in (later pushes are refused) and deletes its push config, best effort.
+/// Closes the stand-in (later pushes are refused), deletes its push config and cancels the
+/// duplicates of its task a brief sent twice left, best effort.
 async fn end(
     ctx: &mut WorkflowContext<RemoteTaskWorkflow>,
     token: Option<&WorkflowCancellationToken>,
@@ -760,6 +761,33 @@ async fn end(
             BatonActivities::delete_remote_push,
             input,
             policies::summarized(policies::cleanup_call(&token), summary),
+        )
+        .await
+        .ok();
+    }
+    let duplicates = ctx.state(|s| {
+        s.start
+            .duplicates_in
+            .clone()
+            .map(|context_id| CancelContextIn {
+                stand_in_id: ctx.workflow_id().to_string(),
+                agent: s.start.agent.clone(),
+                context_id,
+                keep: Some(s.last.remote_task_id.clone()),
+            })
+    });
+    if let Some(duplicates) = duplicates {
+        let token = token
+            .cloned()
+            .unwrap_or_else(WorkflowCancellationToken::new);
+        let summary = format!(
+            "cancel duplicates of {}",
+            ctx.state(RemoteTaskWorkflow::about)
+        );
+        ctx.execute_activity(
+            BatonActivities::cancel_context_tasks,
+            duplicates,
+            policies::summarized(policies::cancel_context_tasks(&token), summary),
         )
         .await
         .ok();

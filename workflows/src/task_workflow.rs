@@ -1410,14 +1410,16 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
         stand_in_id: stand_in_id.clone(),
         agent: request.agent.clone(),
         context_id: brief.context_id.clone().unwrap_or_default(),
+        keep: None,
     };
     let created = create_remote_task(ctx, &request, brief).await;
-    let (task, deadline_secs, watch) = match created {
+    let (task, deadline_secs, watch, sent_again) = match created {
         Ok(StartAgentTaskOut::Started {
             task,
             deadline_secs,
             watch,
-        }) => (task, deadline_secs, watch),
+            sent_again,
+        }) => (task, deadline_secs, watch, sent_again),
         Ok(StartAgentTaskOut::Answered { text }) => {
             let answered = RemoteSnapshot {
                 remote_task_id: "-".into(),
@@ -1443,9 +1445,18 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
         }
     };
 
+    // A brief sent twice may have left a second task in the context: whoever ends the
+    // delegation cancels it.
+    let duplicates = sent_again.then(|| CancelContextIn {
+        keep: Some(task.remote_task_id.clone()),
+        ..context
+    });
     let seen = map_remote_state(task.clone(), true);
     record_change(ctx, &stand_in_id, &seen);
     if seen.state.is_terminal() {
+        if let Some(duplicates) = duplicates {
+            cancel_context(ctx, duplicates).await;
+        }
         return spawned_content(
             &request.name,
             &request.agent,
@@ -1461,6 +1472,9 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
     if cancel_requested(ctx) {
         // Cancelled while the agent created it: nobody will watch it, so stop it now.
         let after = cancel_unwatched(ctx, unwatched, &task).await;
+        if let Some(duplicates) = duplicates {
+            cancel_context(ctx, duplicates).await;
+        }
         return spawned_content(
             &request.name,
             &request.agent,
@@ -1481,6 +1495,7 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
             .map(|(secs, now)| deadline_at_ms(now, secs)),
         deadline_secs,
         watch,
+        duplicates_in: duplicates.as_ref().map(|d| d.context_id.clone()),
     };
     let options = ChildWorkflowOptions::builder()
         .workflow_id(stand_in_id.clone())
@@ -1493,6 +1508,9 @@ async fn delegate(ctx: &mut WorkflowContext<TaskWorkflow>, request: SpawnRequest
     {
         // Nobody would watch the remote task: cancel it rather than leave it running.
         cancel_unwatched(ctx, unwatched, &task).await;
+        if let Some(duplicates) = duplicates {
+            cancel_context(ctx, duplicates).await;
+        }
         return creation_failed(
             ctx,
             &stand_in_id,
@@ -1564,7 +1582,8 @@ async fn cancel_unwatched(
     after.state
 }
 
-/// Cancels what a creation that did not finish may have left in its context, best effort.
+/// Cancels what a creation that did not finish, or that sent its brief twice, may have left in
+/// its context, best effort.
 async fn cancel_context(ctx: &mut WorkflowContext<TaskWorkflow>, context: CancelContextIn) {
     if context.context_id.is_empty() {
         return;

@@ -71,6 +71,7 @@ pub struct RemoteAgent {
     follow_interval: Duration,
     push_safety_fetch: Duration,
     create_timeout: Duration,
+    listing_wait: Duration,
     deadline: Duration,
     client: A2AClient<Box<dyn Transport>>,
 }
@@ -172,6 +173,7 @@ impl RemoteAgent {
             follow_interval: spec.follow_interval,
             push_safety_fetch: spec.push_safety_fetch,
             create_timeout: spec.create_timeout,
+            listing_wait: spec.listing_wait,
             deadline: spec.deadline,
             client,
         })
@@ -216,6 +218,12 @@ impl RemoteAgent {
     /// How long creating a sub-task on this agent may go without an answer before it fails.
     pub fn create_timeout(&self) -> Duration {
         self.create_timeout
+    }
+
+    /// How long a retried creation waits for the agent to list a task it took the brief for
+    /// (`agents[].listing_wait`).
+    pub fn listing_wait(&self) -> Duration {
+        self.listing_wait
     }
 
     /// How long a sub-task on the agent may run (`agents[].deadline`).

@@ -371,6 +371,74 @@ async fn a_kill_while_a_slow_agent_holds_the_brief_waits_for_its_task_instead_of
     );
 }
 
+/// The same slow agent, holding the brief past `listing_wait`: the next attempt sends it again,
+/// and the agent makes a second task for it. When the delegation ends, the other task of the
+/// context is logged as a duplicate and cancelled if it still runs: none is left running.
+#[tokio::test]
+async fn a_brief_sent_again_past_the_listing_wait_leaves_no_duplicate_running() {
+    let temporal = TestTemporal::start().await;
+    let hold = tempfile::tempdir().unwrap();
+    let hold_file = hold.path().join("release");
+    let peer = PythonPeer::start(&[
+        "--behaviour",
+        "work",
+        "--work-seconds",
+        "1",
+        "--hold-brief-file",
+        hold_file.to_str().unwrap(),
+    ])
+    .await;
+    let model = delegating_model().await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
+        "ledger",
+        &peer.url(),
+        "follow_interval = \"1s\", listing_wait = \"2s\"",
+    );
+    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(&config.task_queue, "t-twice", task_input("books", &goal(0)))
+        .await;
+    poll_until(
+        "the create's heartbeat saying the brief was taken",
+        WITHIN,
+        || async {
+            let seen = temporal
+                .pending_heartbeat("t-twice", "start_agent_task")
+                .await;
+            (seen.as_deref() == Some("true")).then_some(())
+        },
+    )
+    .await;
+    worker.kill().await;
+    worker.restart().await;
+    // Past the listing wait the brief goes again, and the agent holds both.
+    peer.wait_for_within("the brief, sent again", WITHIN, |s| {
+        s["messages"].as_array().is_some_and(|m| m.len() >= 2)
+    })
+    .await;
+    std::fs::write(&hold_file, b"").unwrap();
+
+    let (views, stuck) = drain(&temporal, &["t-twice".to_string()], WITHIN).await;
+    assert_eq!(stuck, 0);
+    assert_each_has_its_answer(&views);
+    // The stand-in tells the parent before it sweeps, so the sweep may come just after.
+    let logged = poll_until("the duplicate logged", WITHIN, || async {
+        let logged = worker.logged(&["beside task", "for the same brief"]);
+        (!logged.is_empty()).then_some(logged)
+    })
+    .await;
+    assert_eq!(logged.len(), 1, "the duplicate is logged once: {logged:?}");
+    let stats = peer
+        .wait_for_within("no task left running", WITHIN, |s| count(s).orphans == 0)
+        .await;
+    let peer_count = count(&stats);
+    assert_eq!(
+        (peer_count.creations, peer_count.duplicates),
+        (2, 1),
+        "two tasks for one brief"
+    );
+}
+
 #[tokio::test]
 async fn a_cancel_while_the_agent_creates_the_task_lets_it_finish_then_cancels_it() {
     let temporal = TestTemporal::start().await;

@@ -29,6 +29,9 @@ pub struct RemoteAgentSpec {
     pub push_safety_fetch: Duration,
     /// How long creating a sub-task on the agent may go without an answer before it fails.
     pub create_timeout: Duration,
+    /// How long a retried creation waits for the agent to list the task an earlier attempt
+    /// handed it the brief for, before it sends the brief again.
+    pub listing_wait: Duration,
     /// How long a sub-task on the agent may run before Baton cancels it; a call may ask for
     /// less, never more.
     pub deadline: Duration,
@@ -74,7 +77,7 @@ impl fmt::Display for Updates {
     }
 }
 
-const KEYS: [&str; 10] = [
+const KEYS: [&str; 11] = [
     "id",
     "url",
     "version",
@@ -82,6 +85,7 @@ const KEYS: [&str; 10] = [
     "follow_interval",
     "push_safety_fetch",
     "create_timeout",
+    "listing_wait",
     "deadline",
     "allow_other_origin",
     "auth",
@@ -95,6 +99,10 @@ pub const DEFAULT_PUSH_SAFETY_FETCH: Duration = Duration::from_secs(30);
 pub const DEFAULT_CREATE_TIMEOUT: Duration = Duration::from_secs(300);
 /// The longest `create_timeout`: the engine's own bound on a creation is a little longer.
 pub const MAX_CREATE_TIMEOUT: Duration = Duration::from_secs(3600);
+/// How long a retried creation waits for a slow agent to list the task of a brief an earlier
+/// attempt handed it: past the longest an agent seen in the wild held a brief before acting on
+/// it (30 s).
+pub const DEFAULT_LISTING_WAIT: Duration = Duration::from_secs(90);
 /// How long a sub-task may run before it is cancelled, unless the agent's `deadline` says.
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(24 * 3600);
 /// The longest `deadline`.
@@ -148,6 +156,9 @@ fn read_one(
     let create_timeout = section
         .field("create_timeout")
         .duration_up_to(Some((MAX_CREATE_TIMEOUT, "1 hour")), errors);
+    let listing_wait = section
+        .field("listing_wait")
+        .duration_up_to(Some((MAX_CREATE_TIMEOUT, "1 hour")), errors);
     let deadline = section
         .field("deadline")
         .duration_up_to(Some((MAX_DEADLINE, "30 days (720h)")), errors);
@@ -161,6 +172,7 @@ fn read_one(
         follow_interval: follow_interval.unwrap_or(DEFAULT_FOLLOW_INTERVAL),
         push_safety_fetch: push_safety_fetch.unwrap_or(DEFAULT_PUSH_SAFETY_FETCH),
         create_timeout: create_timeout.unwrap_or(DEFAULT_CREATE_TIMEOUT),
+        listing_wait: listing_wait.unwrap_or(DEFAULT_LISTING_WAIT),
         deadline: deadline.unwrap_or(DEFAULT_DEADLINE),
         allow_other_origin: allow_other_origin.unwrap_or(false),
         auth,
@@ -210,6 +222,7 @@ mod tests {
         assert_eq!(agent.follow_interval, Duration::from_secs(5));
         assert_eq!(agent.push_safety_fetch, Duration::from_secs(30));
         assert_eq!(agent.create_timeout, Duration::from_secs(300));
+        assert_eq!(agent.listing_wait, Duration::from_secs(90));
         assert_eq!(agent.deadline, Duration::from_secs(24 * 3600));
         assert!(!agent.allow_other_origin);
     }
@@ -234,7 +247,8 @@ mod tests {
     fn every_field_is_read() {
         let agent = &parse(&one_agent(
             "version = \"2.1.0\"\nupdates = \"follow\"\nfollow_interval = \"1m30s\"\n\
-             push_safety_fetch = \"2m\"\ncreate_timeout = \"45s\"\nallow_other_origin = true",
+             push_safety_fetch = \"2m\"\ncreate_timeout = \"45s\"\nlisting_wait = \"3s\"\n\
+             allow_other_origin = true",
         ))
         .unwrap()
         .agents[0];
@@ -243,6 +257,7 @@ mod tests {
         assert_eq!(agent.follow_interval, Duration::from_secs(90));
         assert_eq!(agent.push_safety_fetch, Duration::from_secs(120));
         assert_eq!(agent.create_timeout, Duration::from_secs(45));
+        assert_eq!(agent.listing_wait, Duration::from_secs(3));
         assert!(agent.allow_other_origin);
     }
 
@@ -475,7 +490,7 @@ mod tests {
             &one_agent("push = true"),
             "agents[0].push",
             "unknown setting (allowed: id, url, version, updates, follow_interval, push_safety_fetch, \
-             create_timeout, deadline, allow_other_origin, auth)",
+             create_timeout, listing_wait, deadline, allow_other_origin, auth)",
         );
     }
 

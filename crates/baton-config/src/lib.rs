@@ -36,8 +36,8 @@ mod test_support;
 pub use agent::AgentSettings;
 pub use agent_auth::{AgentAuth, ClientCredentials, EnvSecret};
 pub use agents::{
-    DEFAULT_CREATE_TIMEOUT, DEFAULT_DEADLINE, DEFAULT_PUSH_SAFETY_FETCH, MAX_CREATE_TIMEOUT,
-    MAX_DEADLINE, RemoteAgentSpec, Updates,
+    DEFAULT_CREATE_TIMEOUT, DEFAULT_DEADLINE, DEFAULT_LISTING_WAIT, DEFAULT_PUSH_SAFETY_FETCH,
+    MAX_CREATE_TIMEOUT, MAX_DEADLINE, RemoteAgentSpec, Updates,
 };
 pub use auth::{
     ANONYMOUS_PARTICIPANT, AuthMode, AuthSettings, DEPLOYMENT_SECRET_VARIABLE, OidcSettings,

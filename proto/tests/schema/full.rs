@@ -346,6 +346,7 @@ fn remote_start() -> RemoteStart {
         deadline_at_ms: Some(1_775_000_000_000),
         deadline_secs: Some(3600),
         watch: Some(WatchKind::Follow),
+        duplicates_in: Some("3e8a5f10".into()),
     }
 }
 
@@ -420,6 +421,7 @@ fn start_outs() -> Vec<StartAgentTaskOut> {
             task: snapshot(),
             deadline_secs: Some(3600),
             watch: Some(WatchKind::Off),
+            sent_again: true,
         },
         StartAgentTaskOut::Answered {
             text: "Yes, balanced.".into(),
@@ -443,6 +445,7 @@ fn cancel_context() -> CancelContextIn {
         stand_in_id: "books-1.3".into(),
         agent: "archive".into(),
         context_id: "7b90e4c2".into(),
+        keep: Some("4b1f9c2e".into()),
     }
 }
 

@@ -252,8 +252,8 @@ pub const TAGGED: &[Tagged] = &[
         variants: &[
             Variant {
                 name: "started",
-                fields: &["task", "deadline_secs", "watch"],
-                optional: &["deadline_secs", "watch"],
+                fields: &["task", "deadline_secs", "watch", "sent_again"],
+                optional: &["deadline_secs", "watch", "sent_again"],
                 values: &[],
             },
             Variant {

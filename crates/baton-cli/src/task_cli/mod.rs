@@ -145,6 +145,7 @@ impl Target {
             follow_interval: Duration::from_secs(5),
             push_safety_fetch: baton_config::DEFAULT_PUSH_SAFETY_FETCH,
             create_timeout: baton_config::DEFAULT_CREATE_TIMEOUT,
+            listing_wait: baton_config::DEFAULT_LISTING_WAIT,
             deadline: baton_config::DEFAULT_DEADLINE,
             allow_other_origin: false,
             auth: self.credential(),
