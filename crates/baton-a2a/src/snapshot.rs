@@ -2,11 +2,17 @@
 //! sub-state of the status extension, and the agent's words.
 //!
 //! Agents put their answer in different places: the final status message (Baton,
-//! tiny-harness, the a2a-sdk's examples), an artifact behind a generic status text (LangGraph),
-//! a WORKING message kept in the history before an empty completion (Microsoft Agent
-//! Framework). One rule reads them all, so a generic status text never hides real content:
-//! the status message, then every artifact it does not already say (text parts as they are,
-//! data parts as JSON); with neither, the last agent message of the history.
+//! tiny-harness, the a2a-sdk's examples), an artifact behind a generic status text (LangGraph's
+//! stream), the history behind a generic status text (LangGraph's GetTask), a WORKING message
+//! kept in the history before an empty completion (Microsoft Agent Framework). One rule reads
+//! them all, so a generic status text never hides real content: the words in the order they
+//! were said, each once (a piece another piece already holds is left out):
+//! - for a task that has ended, the last agent message of its history;
+//! - the status message;
+//! - every artifact (text parts as they are, data parts as JSON).
+//!
+//! A task still running or waiting says only its status message and artifacts: its question is
+//! the status message, and an earlier progress message is not news.
 
 use a2a::{
     Message, Part, PartContent, Role, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent,
@@ -30,26 +36,35 @@ pub fn of_task(task: &Task) -> RemoteSnapshot {
 
 /// The agent's words in a whole task, by the rule in this module's comment.
 fn task_text(task: &Task) -> Option<String> {
-    let status = status_text(&task.status);
-    let artifacts: Vec<String> = task
-        .artifacts
-        .iter()
+    let ended = from_a2a(&task.status.state).is_terminal();
+    let pieces: Vec<String> = ended
+        .then(|| last_agent_message(task))
         .flatten()
-        .filter_map(|artifact| parts_text(&artifact.parts))
-        .collect();
-    let mut said: Vec<String> = status
         .into_iter()
-        .filter(|status| {
-            !artifacts
+        .chain(status_text(&task.status))
+        .chain(
+            task.artifacts
                 .iter()
-                .any(|artifact| artifact.contains(status.as_str()))
-        })
+                .flatten()
+                .filter_map(|artifact| parts_text(&artifact.parts)),
+        )
         .collect();
-    said.extend(artifacts);
-    if said.is_empty() {
-        return last_agent_message(task);
-    }
-    Some(said.join("\n\n"))
+    let said = said_once(&pieces);
+    (!said.is_empty()).then(|| said.join("\n\n"))
+}
+
+/// The pieces no other piece holds (of equal ones, the first), in their order.
+fn said_once(pieces: &[String]) -> Vec<&str> {
+    pieces
+        .iter()
+        .enumerate()
+        .filter(|&(i, piece)| {
+            !pieces.iter().enumerate().any(|(j, other)| {
+                j != i && other.contains(piece.as_str()) && (other != piece || j < i)
+            })
+        })
+        .map(|(_, piece)| piece.as_str())
+        .collect()
 }
 
 fn last_agent_message(task: &Task) -> Option<String> {
@@ -177,6 +192,55 @@ mod tests {
             }))
             .as_deref(),
             Some("Task completed successfully\n\nThe ledger balances: 1,204.50\n\n{\"balanced\":true}")
+        );
+    }
+
+    #[test]
+    fn a_generic_status_text_never_hides_the_history_s_answer() {
+        // LangGraph's GetTask: a generic completion text, no artifact, the answer in the history.
+        let langgraph = json!({
+            "id": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_COMPLETED", "message": agent_says("Task completed successfully")},
+            "history": [
+                {"messageId": "u", "role": "ROLE_USER", "parts": [{"text": "Is March balanced?"}]},
+                agent_says("March is balanced.")
+            ]
+        });
+        assert_eq!(
+            text_of(langgraph).as_deref(),
+            Some("March is balanced.\n\nTask completed successfully")
+        );
+        // The a2a-sdk keeps earlier status messages in the history: an ended task says its last
+        // one before its answer, in the order they came.
+        let progress = json!({
+            "id": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_COMPLETED", "message": agent_says("done: 42")},
+            "history": [agent_says("working on it")]
+        });
+        assert_eq!(
+            text_of(progress).as_deref(),
+            Some("working on it\n\ndone: 42")
+        );
+        // The history repeating the status message says it once.
+        let repeated = json!({
+            "id": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_COMPLETED", "message": agent_says("42")},
+            "history": [agent_says("42")]
+        });
+        assert_eq!(text_of(repeated).as_deref(), Some("42"));
+    }
+
+    #[test]
+    fn a_task_not_ended_says_its_status_message_not_its_history() {
+        // A waiting task's question is its status message; an earlier message is not news.
+        assert_eq!(
+            text_of(json!({
+                "id": "t", "contextId": "c",
+                "status": {"state": "TASK_STATE_INPUT_REQUIRED", "message": agent_says("Which account?")},
+                "history": [agent_says("working on it")]
+            }))
+            .as_deref(),
+            Some("Which account?")
         );
     }
 
