@@ -334,7 +334,10 @@ async fn create(
             if settled {
                 let task = match event {
                     StreamResponse::Task(_) => next,
-                    _ => read_whole(agent, next).await,
+                    _ => {
+                        let said_before = seen.as_ref().and_then(|s| s.text.as_deref());
+                        read_whole(agent, next, said_before).await
+                    }
                 };
                 return Ok(StartAgentTaskOut::Started {
                     task,

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use a2a::StreamResponse;
-use baton_a2a::snapshot::{after_event, of_task};
+use baton_a2a::snapshot::{after_event, of_task_after};
 use baton_a2a::{AgentError, RemoteAgent};
 use baton_proto::{FollowIn, FollowOut, RemoteSnapshot};
 use chrono::{DateTime, Utc};
@@ -42,7 +42,7 @@ pub async fn follow(
                     // a broken stream says nothing of the task: ask for it instead.
                     match agent.get_task(&input.task.remote_task_id).await {
                         Ok(task) => {
-                            let now = of_task(&task);
+                            let now = of_task_after(&task, input.known.text.as_deref());
                             if differs(&now, &input.known) {
                                 return Ok(FollowOut { changed: Some(now) });
                             }
@@ -98,7 +98,7 @@ async fn one_subscription(
         let next = match (&event, &current) {
             (StreamResponse::Task(task), None) => {
                 baseline = task.status.timestamp;
-                Some(of_task(task))
+                Some(of_task_after(task, known.text.as_deref()))
             }
             (_, Some(before)) => after_event(before, &event),
             (_, None) => after_event(known, &event),
@@ -106,9 +106,10 @@ async fn one_subscription(
         if let Some(next) = next {
             if differs(&next, known) {
                 let settled = next.state.is_terminal() || next.state.is_interrupted();
+                let said_before = current.as_ref().unwrap_or(known).text.as_deref();
                 return Ok(Some(match event {
                     StreamResponse::Task(_) => next,
-                    _ if settled => read_whole(agent, next).await,
+                    _ if settled => read_whole(agent, next, said_before).await,
                     _ => next,
                 }));
             }

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use a2a::Task;
-use baton_a2a::snapshot::of_task;
+use baton_a2a::snapshot::{of_task, of_task_after};
 use baton_a2a::{AgentError, RemoteAgent};
 use baton_core::display::one_line;
 use baton_proto::failure_types::{CANCEL_NOT_CONFIRMED, TASK_NOT_FOUND};
@@ -96,11 +96,16 @@ fn is_gone(error: &AgentError) -> bool {
 }
 
 /// A settled snapshot a stream built from its updates, read again whole: an update carries only
-/// the status message, and the answer may be in an artifact or the history. The stream's own
-/// snapshot when the read fails or finds the task in another state.
-pub async fn read_whole(agent: &RemoteAgent, from_stream: RemoteSnapshot) -> RemoteSnapshot {
+/// the status message, and the answer may be in an artifact or the history. `said_before` is
+/// what the stream showed before it settled. The stream's own snapshot when the read fails or
+/// finds the task in another state.
+pub async fn read_whole(
+    agent: &RemoteAgent,
+    from_stream: RemoteSnapshot,
+    said_before: Option<&str>,
+) -> RemoteSnapshot {
     match agent.get_task(&from_stream.remote_task_id).await {
-        Ok(task) if of_task(&task).state == from_stream.state => of_task(&task),
+        Ok(task) if of_task(&task).state == from_stream.state => of_task_after(&task, said_before),
         Ok(_) => from_stream,
         Err(error) => {
             tracing::debug!(

@@ -5,11 +5,14 @@
 //! tiny-harness, the a2a-sdk's examples), an artifact behind a generic status text (LangGraph's
 //! stream), the history behind a generic status text (LangGraph's GetTask), a WORKING message
 //! kept in the history before an empty completion (Microsoft Agent Framework). One rule reads
-//! them all, so a generic status text never hides real content: the words in the order they
-//! were said, each once (a piece another piece already holds is left out):
-//! - for a task that has ended, the last agent message of its history;
+//! them all, so a generic status text never hides real content. Each piece once (a piece
+//! another piece already holds is left out), in this order:
 //! - the status message;
-//! - every artifact (text parts as they are, data parts as JSON).
+//! - every artifact (text parts as they are, data parts as JSON);
+//! - for a task that has ended, the agent's message that closes its history (one after the
+//!   last user message), unless it is what the task said before this read (the a2a-sdk moves
+//!   each earlier status message, a progress note, into the history); with neither status
+//!   message nor artifact, its last agent message.
 //!
 //! A task still running or waiting says only its status message and artifacts: its question is
 //! the status message, and an earlier progress message is not news.
@@ -24,24 +27,26 @@ use baton_proto::RemoteSnapshot;
 /// How many of a task's last messages a read asks for: enough to find the agent's last one.
 pub const ANSWER_HISTORY: i32 = 5;
 
-/// The snapshot of a whole task (GetTask, a stream's first event, a blocking send).
+/// The snapshot of a whole task (GetTask, a stream's first event, a blocking send), read with
+/// nothing known of what it said before.
 pub fn of_task(task: &Task) -> RemoteSnapshot {
+    of_task_after(task, None)
+}
+
+/// As [`of_task`], for a task that said `said_before` when it was last seen.
+pub fn of_task_after(task: &Task, said_before: Option<&str>) -> RemoteSnapshot {
     RemoteSnapshot {
         remote_task_id: task.id.clone(),
         state: from_a2a(&task.status.state),
         sub_state: sub_state_of(task.metadata.as_ref()),
-        text: task_text(task),
+        text: task_text(task, said_before),
     }
 }
 
 /// The agent's words in a whole task, by the rule in this module's comment.
-fn task_text(task: &Task) -> Option<String> {
-    let ended = from_a2a(&task.status.state).is_terminal();
-    let pieces: Vec<String> = ended
-        .then(|| last_agent_message(task))
-        .flatten()
+fn task_text(task: &Task, said_before: Option<&str>) -> Option<String> {
+    let mut pieces: Vec<String> = status_text(&task.status)
         .into_iter()
-        .chain(status_text(&task.status))
         .chain(
             task.artifacts
                 .iter()
@@ -49,8 +54,25 @@ fn task_text(task: &Task) -> Option<String> {
                 .filter_map(|artifact| parts_text(&artifact.parts)),
         )
         .collect();
+    if from_a2a(&task.status.state).is_terminal() {
+        let history = if pieces.is_empty() {
+            last_agent_message(task)
+        } else {
+            closing_agent_message(task).filter(|closing| Some(closing.as_str()) != said_before)
+        };
+        pieces.extend(history);
+    }
     let said = said_once(&pieces);
     (!said.is_empty()).then(|| said.join("\n\n"))
+}
+
+/// The agent message that closes the history: none when a user message came after it (an
+/// answer to an earlier turn, not this one).
+fn closing_agent_message(task: &Task) -> Option<String> {
+    let last = task.history.as_ref()?.last()?;
+    (last.role == Role::Agent)
+        .then(|| message_text(last))
+        .flatten()
 }
 
 /// The pieces no other piece holds (of equal ones, the first), in their order.
@@ -208,19 +230,33 @@ mod tests {
         });
         assert_eq!(
             text_of(langgraph).as_deref(),
-            Some("March is balanced.\n\nTask completed successfully")
+            Some("Task completed successfully\n\nMarch is balanced.")
         );
-        // The a2a-sdk keeps earlier status messages in the history: an ended task says its last
-        // one before its answer, in the order they came.
+        // The a2a-sdk keeps earlier status messages in the history: an ended task says the last
+        // one after its answer.
         let progress = json!({
             "id": "t", "contextId": "c",
             "status": {"state": "TASK_STATE_COMPLETED", "message": agent_says("done: 42")},
             "history": [agent_says("working on it")]
         });
         assert_eq!(
-            text_of(progress).as_deref(),
-            Some("working on it\n\ndone: 42")
+            text_of(progress.clone()).as_deref(),
+            Some("done: 42\n\nworking on it")
         );
+        // A progress note the task said before this read is not said again.
+        assert_eq!(
+            of_task_after(&task(progress), Some("working on it"))
+                .text
+                .as_deref(),
+            Some("done: 42")
+        );
+        // An answer to an earlier turn, a user message after it, is not this turn's.
+        let earlier_turn = json!({
+            "id": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_COMPLETED", "message": agent_says("Savings: 310.00")},
+            "history": [agent_says("Which account?"), {"messageId": "u", "role": "ROLE_USER", "parts": [{"text": "savings"}]}]
+        });
+        assert_eq!(text_of(earlier_turn).as_deref(), Some("Savings: 310.00"));
         // The history repeating the status message says it once.
         let repeated = json!({
             "id": "t", "contextId": "c",

@@ -136,17 +136,20 @@ async fn drain(
     }
 }
 
-/// Every parent COMPLETED, its one row COMPLETED with its own peer's answer.
+/// Every parent COMPLETED, its one row COMPLETED with its own peer's answer. The peer's
+/// progress note ("working on it") may follow the answer when the stand-in never saw it as a
+/// status of its own (docs/engine.md, the answer rule).
 fn assert_each_has_its_answer(views: &[TaskView]) {
     for (n, view) in views.iter().enumerate() {
         assert_eq!(view.state, TaskState::Completed, "parent {n}: {view:#?}");
         assert_eq!(view.sub_tasks.len(), 1, "parent {n}: {view:#?}");
         let row = &view.sub_tasks[0];
         assert_eq!(row.state, TaskState::Completed, "parent {n}: {row:#?}");
-        assert_eq!(
-            row.summary.as_deref(),
-            Some(format!("done: {}", goal(n)).as_str()),
-            "parent {n}"
+        let answer = format!("done: {}", goal(n));
+        let summary = row.summary.as_deref().unwrap_or_default();
+        assert!(
+            summary == answer || summary == format!("{answer}\n\nworking on it"),
+            "parent {n}: {summary:?}"
         );
     }
 }
