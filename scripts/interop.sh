@@ -2,15 +2,17 @@
 # Baton's interop suite: Baton against the released packages of other A2A stacks, installed at
 # pinned versions (tests/interop/package.json and package-lock.json: @a2a-js/sdk from npm;
 # tests/interop/requirements-adk.txt: Google ADK from PyPI, into tests/interop/.venv-adk;
-# tests/interop/requirements-maf.txt: Microsoft Agent Framework's A2A client, into .venv-maf).
-# Each is tested as a client of Baton's gateway over every binding it speaks, at its defaults,
-# and as an agent Baton delegates to, end to end. Prints a matrix; exits 1 if any cell fails.
+# tests/interop/requirements-maf.txt: Microsoft Agent Framework's A2A client and hosting, into
+# .venv-maf; tests/interop/requirements-langgraph.txt: LangGraph's dev server, into
+# .venv-langgraph). Each is tested as a client of Baton's gateway over every binding it speaks, at
+# its defaults, and as an agent Baton delegates to, end to end. Prints a matrix; exits 1 if any
+# cell fails.
 #
-#   bash scripts/interop.sh [--only a2a-js|adk|maf]
+#   bash scripts/interop.sh [--only a2a-js|adk|maf|langgraph]
 #
 # It uses the baton binary BATON_BIN names (default $CARGO_TARGET_DIR/debug/baton, else
 # target/debug/baton: what scripts/test.sh built), and never builds one. It installs what is missing (the Temporal CLI through scripts/setup.sh, the
-# npm packages, the ADK and MAF venvs) and skips what is there. Everything it starts listens on
+# npm packages, the ADK, MAF and LangGraph venvs) and skips what is there. Everything it starts listens on
 # 127.0.0.1 at free ports and is stopped when it exits, failed or not. Logs: tests/interop/.work/
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -20,13 +22,13 @@ export BATON_BIN="${BATON_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/baton}"
 only=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --only) only="${2:-}"; shift 2 || { echo "error: --only needs a2a-js, adk or maf" >&2; exit 2; } ;;
+    --only) only="${2:-}"; shift 2 || { echo "error: --only needs a2a-js, adk, maf or langgraph" >&2; exit 2; } ;;
     --only=*) only="${1#--only=}"; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
-    *) echo "error: unknown argument $1 (use --only a2a-js|adk|maf)" >&2; exit 2 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "error: unknown argument $1 (use --only a2a-js|adk|maf|langgraph)" >&2; exit 2 ;;
   esac
 done
-case "$only" in ""|a2a-js|adk|maf) ;; *) echo "error: --only takes a2a-js, adk or maf, not $only" >&2; exit 2 ;; esac
+case "$only" in ""|a2a-js|adk|maf|langgraph) ;; *) echo "error: --only takes a2a-js, adk, maf or langgraph, not $only" >&2; exit 2 ;; esac
 
 if [ ! -x "$BATON_BIN" ]; then
   echo "error: no baton binary at $BATON_BIN (build one, or set BATON_BIN)" >&2
@@ -45,7 +47,7 @@ if [ -z "$only" ] || [ "$only" = "a2a-js" ]; then
 fi
 # Each Python stack gets a venv of its own, installed from its requirements file and skipped
 # while the file matches the one it was installed from.
-for stack in adk maf; do
+for stack in adk maf langgraph; do
   if [ -n "$only" ] && [ "$only" != "$stack" ]; then continue; fi
   venv="$interop/.venv-$stack"
   stamp="$venv/.requirements-$stack.txt"
