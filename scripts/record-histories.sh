@@ -9,8 +9,8 @@
 #
 #   bash scripts/record-histories.sh tests/histories/<N>
 #
-# Record a new generation N when the workflows start recording something new (a patch): the
-# older generations stay, as histories that every later version must still replay
+# Record a new generation N for each release that changes what the workflows record (behind a
+# patch): the older generations stay, as histories that every later version must still replay
 # (docs/operating.md, "Upgrades").
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -11,7 +11,6 @@
 mod activity_failure;
 mod current_details;
 mod event_log;
-mod patches;
 mod policies;
 mod remote_task_workflow;
 mod task_workflow;

@@ -52,7 +52,6 @@ use temporalio_workflow::{
 use crate::RemoteTaskWorkflow;
 use crate::activity_failure;
 use crate::event_log::EventLog;
-use crate::patches::{Patch, has_patch};
 use crate::policies;
 use crate::remote_task_workflow::cancel_until_ended;
 use baton_proto::temporal::memo::LISTED_TASK;
@@ -341,9 +340,8 @@ impl TaskWorkflow {
             // section (goal, description, criteria), not a second time as a message.
             // Only before the first turn starts: a first message that lands during it (a task
             // started without one) is news the model must read.
-            let before_any_turn =
-                self.state == TaskState::Submitted || !has_patch(ctx, Patch::BriefBeforeTurn);
-            let is_the_brief = self.turns == 0 && self.messages.is_empty() && before_any_turn;
+            let is_the_brief =
+                self.turns == 0 && self.messages.is_empty() && self.state == TaskState::Submitted;
             let entry = TaskMessage {
                 message_id: message.message_id.clone(),
                 role: MessageRole::User,
@@ -361,26 +359,16 @@ impl TaskWorkflow {
                 self.unread_messages += 1;
                 // The task works on the message from the moment it takes it, so whoever reads
                 // it next (the sender's stream first) never sees it parked with the message in.
-                if was_parked && has_patch(ctx, Patch::WakeOnMessage) {
-                    let lists = has_patch(ctx, Patch::ListedStatus);
-                    if !lists
-                        && let Some(update) =
-                            indexed_state(&ctx.search_attributes(), TaskState::Working)
-                    {
-                        ctx.upsert_search_attributes([update]);
-                    }
+                if was_parked {
                     let task_id = ctx.workflow_id().to_string();
                     let now = ctx.workflow_time();
                     self.record_status(now, &task_id, TaskState::Working, None, None);
-                    if lists {
-                        let listing =
-                            Listing::of(&ctx.search_attributes(), &self.view(&task_id), now);
-                        if !listing.indexed.is_empty() {
-                            ctx.upsert_search_attributes(listing.indexed);
-                        }
-                        ctx.upsert_memo([(LISTED_TASK, listing.listed)])
-                            .expect("a task view always serialises");
+                    let listing = Listing::of(&ctx.search_attributes(), &self.view(&task_id), now);
+                    if !listing.indexed.is_empty() {
+                        ctx.upsert_search_attributes(listing.indexed);
                     }
+                    ctx.upsert_memo([(LISTED_TASK, listing.listed)])
+                        .expect("a task view always serialises");
                     ctx.set_current_details(task_details(TaskState::Working, None, None));
                 }
             }
@@ -625,16 +613,10 @@ impl TaskWorkflow {
         says
     }
 
-    /// Whether the model has taken `max_turns` turns: since the last participant message it
-    /// read, or, in histories before the patch, over the task's whole life. A message waiting to
-    /// be read starts a new count.
-    fn turn_limit_reached(&self, per_message: bool) -> bool {
-        let max = self.input.limits.max_turns;
-        if per_message {
-            self.arrived.is_empty() && self.turns_since_message >= max
-        } else {
-            self.turns >= max
-        }
+    /// Whether the model has taken `max_turns` turns since the last participant message it
+    /// read. A message waiting to be read starts a new count.
+    fn turn_limit_reached(&self) -> bool {
+        self.arrived.is_empty() && self.turns_since_message >= self.input.limits.max_turns
     }
 
     /// Moves the participant messages that arrived since the last turn into the history.
@@ -763,8 +745,7 @@ async fn take_turns(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowResult<T
                 }
             }
         }
-        let per_message = has_patch(ctx, Patch::TurnsPerMessage);
-        if ctx.state(|s| s.turn_limit_reached(per_message)) {
+        if ctx.state(TaskWorkflow::turn_limit_reached) {
             return finish(ctx, TaskState::Failed, Some("turn limit reached".into())).await;
         }
 
@@ -842,11 +823,11 @@ enum Parked {
 }
 
 /// Waits for the next participant message, a cancel, or the idle timeout
-/// (`limits.idle_timeout_secs`; histories before the patch wait for ever).
+/// (`limits.idle_timeout_secs`; 0 waits for ever).
 async fn wait_for_next_message(ctx: &mut WorkflowContext<TaskWorkflow>) -> Parked {
     let idle = ctx.state(|s| s.input.limits.idle_timeout_secs);
     let arrived = |s: &TaskWorkflow| s.unread_messages > 0 || s.cancel_reason.is_some();
-    let woke = if idle > 0 && has_patch(ctx, Patch::IdleEnd) {
+    let woke = if idle > 0 {
         let mut timer = std::pin::pin!(ctx.timer(std::time::Duration::from_secs(idle)));
         let woke = select! {
             woke = ctx.wait_condition(arrived) => Some(woke),
@@ -896,23 +877,17 @@ fn record_state(
 ) {
     let now = ctx.workflow_time();
     let task_id = ctx.workflow_id().to_string();
-    let lists = has_patch(ctx, Patch::ListedStatus);
-    if !lists && let Some(update) = indexed_state(&ctx.search_attributes(), state) {
-        ctx.upsert_search_attributes([update]);
-    }
     let says = ctx.state_mut(|s| s.record_status(now, &task_id, state, sub_state.clone(), message));
-    if lists {
-        let listing = Listing::of(
-            &ctx.search_attributes(),
-            &ctx.state(|s| s.view(&task_id)),
-            now,
-        );
-        if !listing.indexed.is_empty() {
-            ctx.upsert_search_attributes(listing.indexed);
-        }
-        ctx.upsert_memo([(LISTED_TASK, listing.listed)])
-            .expect("a task view always serialises");
+    let listing = Listing::of(
+        &ctx.search_attributes(),
+        &ctx.state(|s| s.view(&task_id)),
+        now,
+    );
+    if !listing.indexed.is_empty() {
+        ctx.upsert_search_attributes(listing.indexed);
     }
+    ctx.upsert_memo([(LISTED_TASK, listing.listed)])
+        .expect("a task view always serialises");
     ctx.set_current_details(task_details(state, sub_state.as_deref(), says.as_deref()));
 }
 
@@ -956,16 +931,12 @@ fn indexed_state(
 }
 
 /// Tells the worker's metrics of the sub-tasks resolved since it last did, in a local activity:
-/// its marker in history keeps a replay from counting them again. Histories written before
-/// Baton counted delegations replay without it.
+/// its marker in history keeps a replay from counting them again.
 async fn record_delegation_ends(ctx: &mut WorkflowContext<TaskWorkflow>) {
     if ctx.state(|s| s.ended.is_empty()) {
         return;
     }
     let ended = ctx.state_mut(|s| std::mem::take(&mut s.ended));
-    if !has_patch(ctx, Patch::DelegationMetrics) {
-        return;
-    }
     ctx.execute_local_activity(
         BatonActivities::record_delegation_ends,
         ended,
@@ -999,12 +970,9 @@ async fn model_turn(
     if ctx.state(|s| s.state) != TaskState::Working {
         set_state(ctx, TaskState::Working, None);
     }
-    let keeps_order = has_patch(ctx, Patch::TurnOrder);
     let request = ctx.state_mut(|s| {
         s.take_arrived_messages();
-        if keeps_order {
-            s.unread_messages = 0;
-        }
+        s.unread_messages = 0;
         for note in s.pending_notes.drain(..) {
             s.history.push(HistoryItem::User {
                 text: note,
@@ -1038,7 +1006,10 @@ async fn model_turn(
         _ = ctx.wait_condition(|s: &TaskWorkflow| s.cancel_reason.is_some()) => None,
     };
     if outcome.is_none() {
-        stop_call(ctx, &call);
+        // A cancel that reached the task as A2A's CancelTask (which the workflow's own token
+        // does not carry) stops the call: the activity hears it at its next heartbeat and drops
+        // its HTTP request rather than run it to the end (a real model bills it).
+        call.cancel();
     }
     let turn = match outcome {
         None => return Ok(None),
@@ -1069,11 +1040,6 @@ async fn model_turn(
             s.roster = Some(TaskRoster {
                 agents: turn.agents.clone(),
             });
-        }
-        if !keeps_order {
-            // Before the patch, what arrived during the turn counted as read by it.
-            s.take_arrived_messages();
-            s.unread_messages = 0;
         }
         if turn.tool_calls.is_empty() {
             s.last_answer = turn.text.clone();
@@ -1117,10 +1083,10 @@ async fn run_tool_call(
             available: Vec::new(),
         });
     }
-    if call.name == REPLY_TO_SUBTASK && has_patch(ctx, Patch::SubTaskAnswers) {
+    if call.name == REPLY_TO_SUBTASK {
         return answer_sub_task(ctx, call).await;
     }
-    if call.name == ASK_PARTICIPANT && has_patch(ctx, Patch::AskParticipant) {
+    if call.name == ASK_PARTICIPANT {
         return match validate_ask(&call.arguments) {
             Ok(question) => {
                 ctx.state_mut(|s| {
@@ -1134,7 +1100,6 @@ async fn run_tool_call(
             Err(error) => tool_error_content(&error),
         };
     }
-    // Histories before MCP tools offered none, so this changes no replay.
     if let Some(tool) = turn.mcp_tools.iter().find(|tool| tool.name == call.name) {
         return call_mcp_tool(ctx, call, tool).await;
     }
@@ -1185,20 +1150,6 @@ fn pose_question(ctx: &mut WorkflowContext<TaskWorkflow>, question: String) {
     );
 }
 
-/// The patch under which a cancel of the task stops the model or tool call under way.
-const CANCEL_STOPS_CALLS: &str = "baton.cancel-stops-calls";
-
-/// A cancel of the task that reached it as A2A's CancelTask (which the workflow's own token does
-/// not carry) also cancels the model or tool call under way, on its `token`: the activity hears
-/// it at its next heartbeat and drops its HTTP request rather than running it to the end (a
-/// real model bills it). Histories written before did not, hence the patch, which only a run
-/// cancelled during a call records.
-fn stop_call(ctx: &WorkflowContext<TaskWorkflow>, token: &WorkflowCancellationToken) {
-    if ctx.patched(CANCEL_STOPS_CALLS) {
-        token.cancel();
-    }
-}
-
 /// One call of an MCP tool, as an `invoke_tool` activity whose retries respect whether the tool
 /// is safe to call again. A call that got no answer reaches the model as an error saying so; a
 /// cancel of the task during the call ends it.
@@ -1222,7 +1173,8 @@ async fn call_mcp_tool(
         _ = ctx.wait_condition(|s: &TaskWorkflow| s.cancel_reason.is_some()) => None,
     };
     if outcome.is_none() {
-        stop_call(ctx, &call_token);
+        // As for a model call: the cancel stops the tool call under way.
+        call_token.cancel();
     }
     match outcome {
         Some(Ok(out)) => out.content,
@@ -1287,33 +1239,26 @@ async fn send_answer(
 /// Waits, while sub-tasks run, until the model has something to read (a note, a participant's
 /// message) or the task is cancelled. Meanwhile it sends participants' answers on to their
 /// sub-tasks and keeps the task's status telling its participants which sub-tasks wait for
-/// their authorisation, and what each agent asked (histories before the patch only wait).
+/// their authorisation, and what each agent asked.
 async fn wait_for_sub_tasks(ctx: &mut WorkflowContext<TaskWorkflow>) {
     // A participant's message wakes a waiting task too, so it is answered before the sub-tasks
-    // end (histories before the patch waited for a note).
-    let messages_wake = has_patch(ctx, Patch::TurnOrder);
-    let answers = has_patch(ctx, Patch::SubTaskAnswers);
-    let for_the_model = move |s: &TaskWorkflow| {
-        !s.pending_notes.is_empty()
-            || s.cancel_reason.is_some()
-            || (messages_wake && s.unread_messages > 0)
+    // end.
+    let for_the_model = |s: &TaskWorkflow| {
+        !s.pending_notes.is_empty() || s.cancel_reason.is_some() || s.unread_messages > 0
     };
     loop {
-        if answers {
-            forward_participant_answers(ctx).await;
-            relay_authorisation_requests(ctx);
-            deliver_pushes(ctx).await;
-        }
+        forward_participant_answers(ctx).await;
+        relay_authorisation_requests(ctx);
+        deliver_pushes(ctx).await;
         let asked = ctx.state(|s| authorisation_request(&s.sub_tasks));
         let woke = ctx
             .wait_condition(move |s: &TaskWorkflow| {
                 for_the_model(s)
-                    || (answers
-                        && (!s.replies_out.is_empty()
-                            || authorisation_request(&s.sub_tasks) != asked))
+                    || !s.replies_out.is_empty()
+                    || authorisation_request(&s.sub_tasks) != asked
             })
             .await;
-        if !answers || woke.is_err() || ctx.state(for_the_model) || cancel_requested(ctx) {
+        if woke.is_err() || ctx.state(for_the_model) || cancel_requested(ctx) {
             return;
         }
     }
@@ -1543,11 +1488,6 @@ async fn create_remote_task(
         _ = ctx.cancelled() => {},
         _ = ctx.wait_condition(|s: &TaskWorkflow| s.cancel_reason.is_some()) => {},
     };
-    if !has_patch(ctx, Patch::CreateGrace) {
-        // Histories written before the grace period cut the create at once.
-        token.cancel();
-        return create.await;
-    }
     // The workflow's own token is cancelled by now: the grace timer runs on the create's.
     let mut grace = ctx.timer(
         TimerOptions::builder(CANCEL_GRACE)
@@ -1716,8 +1656,7 @@ async fn finish(
     let status_message = (state != TaskState::Completed)
         .then(|| message.clone())
         .flatten();
-    let cleans_up = state == TaskState::Failed && has_patch(ctx, Patch::CleanupOnFail);
-    if cleans_up {
+    if state == TaskState::Failed {
         // A failed parent leaves nothing running: its open sub-tasks are cancelled first.
         let reason = format!(
             "the parent task failed: {}",
@@ -1730,19 +1669,17 @@ async fn finish(
     record_delegation_ends(ctx).await;
     if state == TaskState::Failed {
         let reason = message.unwrap_or_else(|| "the task failed".into());
-        if cleans_up {
-            let failure = TaskFailure {
-                task_id: ctx.workflow_id().to_string(),
-                reason: reason.clone(),
-            };
-            ctx.execute_local_activity(
-                BatonActivities::report_task_failed,
-                failure,
-                policies::report_task_failed(),
-            )
-            .await
-            .ok();
-        }
+        let failure = TaskFailure {
+            task_id: ctx.workflow_id().to_string(),
+            reason: reason.clone(),
+        };
+        ctx.execute_local_activity(
+            BatonActivities::report_task_failed,
+            failure,
+            policies::report_task_failed(),
+        )
+        .await
+        .ok();
         return Err(
             ApplicationFailure::builder(Box::<dyn std::error::Error + Send + Sync>::from(reason))
                 .type_name("task.failed".to_string())
