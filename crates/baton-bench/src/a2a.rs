@@ -25,7 +25,8 @@ use super::delegation::{
 };
 use super::measure::{Latency, cpu_seconds, load_average, per_second, round, rss_mib, split};
 use super::peer::PeerProcess;
-use super::report::{Machine, print_report};
+use super::plot::{Chart, Group, Panel};
+use super::report::{Machine, Output, print_report};
 use super::subscribe;
 use super::workflow_tasks::{self, WorkflowTasks};
 use baton_tests::delegating_model::{ANSWER, delegating};
@@ -83,9 +84,8 @@ pub struct A2aArgs {
     /// measured the same way, after Baton, instead of its figures being quoted.
     #[arg(long, value_name = "PATH")]
     pub reference: Option<PathBuf>,
-    /// Print the figures as JSON on stdout instead of the text report.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// One batch of questions.
@@ -224,7 +224,7 @@ pub async fn run(args: A2aArgs) -> anyhow::Result<ExitCode> {
         machine: Machine::read(load_at_start, load_average()),
         total_s: round(started.elapsed().as_secs_f64()),
     };
-    print_report(&report, args.json, print_text, failed)
+    print_report(&report, &args.output, print_text, chart, failed)
 }
 
 /// One system's run, on a dev server of its own.
@@ -523,6 +523,95 @@ async fn batch(
         cpu_dev_server: per_question(0),
         cpu_worker: per_question(1),
         cpu_peer: per_question(2),
+    }
+}
+
+/// The A2A bench drawn: Baton beside the reference, measured in this run (`--reference`) or, when
+/// not, at the better end of the figures issue 13 quotes.
+fn chart(report: &A2aReport) -> Chart {
+    let measured = report.reference.as_ref();
+    let q = &report.quoted;
+    let answer_s = |m: &Measured| m.one_at_a_time.latency.as_ref().map(|l| l.p50_ms / 1e3);
+    let throughput = |m: &Measured, c: usize| {
+        m.batches
+            .iter()
+            .find(|b| b.concurrency == c)
+            .map(|b| b.throughput_per_s)
+    };
+    let reference_throughput = |c: usize| match measured {
+        Some(r) => throughput(r, c),
+        None => (c == 10).then_some(q.throughput_c10.1),
+    };
+    Chart {
+        title: format!(
+            "baton-bench a2a: {} questions through A2A, Baton beside tiny-harness 0.9.0",
+            report.baton.questions
+        ),
+        series: vec![
+            "Baton".into(),
+            match measured {
+                Some(_) => "tiny-harness 0.9.0, measured in this run".into(),
+                None => "tiny-harness 0.9.0, issue 13's figures (its better end)".into(),
+            },
+        ],
+        panels: vec![
+            Panel {
+                title: "time to answer p50, one at a time".into(),
+                unit: "s".into(),
+                groups: vec![Group::new(
+                    "one question",
+                    vec![
+                        answer_s(&report.baton),
+                        measured.map_or(Some(q.answer_p50_s.0), answer_s),
+                    ],
+                )],
+            },
+            Panel {
+                title: "throughput".into(),
+                unit: "tasks/s".into(),
+                groups: report
+                    .baton
+                    .batches
+                    .iter()
+                    .map(|b| {
+                        Group::new(
+                            format!("{} at once", b.concurrency),
+                            vec![
+                                Some(b.throughput_per_s),
+                                reference_throughput(b.concurrency),
+                            ],
+                        )
+                    })
+                    .collect(),
+            },
+            Panel {
+                title: "worker RSS".into(),
+                unit: "MB".into(),
+                groups: vec![
+                    Group::new(
+                        "ready",
+                        vec![
+                            report.baton.rss_ready_mb,
+                            measured.and_then(|r| r.rss_ready_mb),
+                        ],
+                    ),
+                    Group::new(
+                        "idle",
+                        vec![
+                            report.baton.rss_idle_mb,
+                            measured.map_or(Some(q.rss_idle_mb), |r| r.rss_idle_mb),
+                        ],
+                    ),
+                    Group::new(
+                        "after the run",
+                        vec![
+                            report.baton.rss_after_mb,
+                            measured.and_then(|r| r.rss_after_mb),
+                        ],
+                    ),
+                ],
+            },
+        ],
     }
 }
 

@@ -38,7 +38,8 @@ use super::measure::{
 };
 use super::peer::{PARK_MARKER, PeerHandle, PeerProcess};
 use super::report::{
-    Batch, ColdStart, Machine, ParkPhase, Ratios, Report, StepsSection, print_report, print_text,
+    Batch, ColdStart, Machine, Output, ParkPhase, Ratios, Report, StepsSection, chart,
+    print_report, print_text,
 };
 use super::worker::with_worker;
 use baton_cli::temporal::EmbeddedServer;
@@ -94,9 +95,8 @@ pub struct DelegationArgs {
     /// would, on a free port: compare with a run without to see what recording them costs.
     #[arg(long)]
     pub metrics: bool,
-    /// Print the figures as JSON on stdout instead of the text report.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// A watch mode to park sub-tasks in.
@@ -180,7 +180,7 @@ pub async fn run(args: DelegationArgs) -> anyhow::Result<ExitCode> {
     report.machine = Machine::read(load_at_start, load_average());
     report.dev_server_start_ms = round(server_start.as_secs_f64() * 1e3);
     report.total_s = round(started.elapsed().as_secs_f64());
-    print_report(&report, args.json, print_text, report.failures())
+    print_report(&report, &args.output, print_text, chart, report.failures())
 }
 
 /// Every phase, in order, while the worker runs.

@@ -35,8 +35,9 @@ use super::child::ChildProcess;
 use super::delegation::{bench_dir, free_port, progress, start_dev_server};
 use super::ended_tasks::{self, EndedTasks};
 use super::measure::{Latency, load_average, per_second, round, split, wall_seconds};
+use super::plot::{Chart, Group, Panel};
 use super::quiet_streams::{self, QuietStreams};
-use super::report::{Machine, print_report};
+use super::report::{Machine, Output, print_report};
 use super::worker::with_worker;
 use baton_tests::delegating_model::{ANSWER, DIRECT_MARKER, delegating};
 use baton_tests::fake_model::FakeModel;
@@ -87,9 +88,8 @@ pub struct GatewayArgs {
     /// cache) while the CPU is read, against the same tasks unread; 0 skips.
     #[arg(long, default_value_t = 100, value_name = "N")]
     pub ended_tasks: usize,
-    /// Print the figures as JSON on stdout instead of the text report.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// One server under test: where its JSON-RPC endpoint is, or its gRPC channel.
@@ -149,6 +149,17 @@ impl Call {
             Call::SendMessage => "SendMessage (returnImmediately)",
             Call::SendMessageBackToBack => "SendMessage (rI), back to back",
             Call::SendMessageOneAhead => "SendMessage (rI), one task ahead",
+        }
+    }
+
+    /// The call in a chart's few characters.
+    fn short_name(self) -> &'static str {
+        match self {
+            Call::GetTask => "GetTask",
+            Call::ListTasks => "ListTasks",
+            Call::SendMessage => "Send",
+            Call::SendMessageBackToBack => "Send b2b",
+            Call::SendMessageOneAhead => "Send +1",
         }
     }
 
@@ -519,7 +530,7 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
         machine: Machine::read(load_at_start, load_average()),
         total_s: round(started.elapsed().as_secs_f64()),
     };
-    print_report(&report, args.json, print_text, report.failures())
+    print_report(&report, &args.output, print_text, chart, report.failures())
 }
 
 /// Every batch, alternating the servers so that drift hits both alike.
@@ -678,6 +689,57 @@ fn compare(
             throughput(find(ours, concurrency)),
             throughput(find(theirs, concurrency)),
         ),
+    }
+}
+
+/// The gateway bench drawn: each call's latency and throughput on Baton's gateway beside the
+/// a2a-sdk's in-memory server's.
+fn chart(report: &GatewayReport) -> Chart {
+    let find = |call: Call, server: &str, concurrency: usize| {
+        report
+            .batches
+            .iter()
+            .find(|b| b.call == call && b.server == server && b.concurrency == concurrency)
+    };
+    let p50 = |b: Option<&Batch>| b.and_then(|b| b.latency.as_ref()).map(|l| l.p50_ms);
+    let throughput = |b: Option<&Batch>| b.map(|b| b.throughput_per_s);
+    let panel = |title: String, unit: &str, value: &dyn Fn(Call, &str) -> Option<f64>| Panel {
+        title,
+        unit: unit.into(),
+        groups: CALLS
+            .iter()
+            .map(|&call| {
+                Group::new(
+                    call.short_name(),
+                    vec![value(call, BATON), value(call, A2A_SDK)],
+                )
+            })
+            .collect(),
+    };
+    let c = report.concurrency;
+    Chart {
+        title: format!(
+            "baton-bench gateway: {} requests per batch, Baton's gateway against the a2a-sdk",
+            report.requests
+        ),
+        series: vec!["Baton (JSON-RPC)".into(), "a2a-sdk in-memory server".into()],
+        panels: vec![
+            panel(
+                "latency p50, one at a time".into(),
+                "ms",
+                &|call, server| p50(find(call, server, 1)),
+            ),
+            panel(
+                format!("latency p50, {c} at once"),
+                "ms",
+                &|call, server| p50(find(call, server, c)),
+            ),
+            panel(
+                format!("throughput, {c} at once"),
+                "requests/s",
+                &|call, server| throughput(find(call, server, c)),
+            ),
+        ],
     }
 }
 

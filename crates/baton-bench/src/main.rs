@@ -17,6 +17,7 @@ mod ended_tasks;
 mod gateway;
 mod measure;
 mod peer;
+mod plot;
 mod quiet_streams;
 mod report;
 mod subscribe;

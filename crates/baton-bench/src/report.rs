@@ -1,22 +1,39 @@
 //! The figures of one `baton-bench delegation` run, printed as text or JSON.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde::Serialize;
 
 use super::measure::{Latency, Steps, round};
+use super::plot::{self, Chart, Group, Panel};
 use baton_tests::fast_peer::PeerStats;
 
-/// Prints a bench's `report`: as JSON on stdout with `--json`, else as `text` prints it. The
-/// bench fails when any of its `failures` happened.
+/// How a bench shows its report: `--json`, `--plot <file.svg>`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Output {
+    /// Print the figures as JSON on stdout instead of the text report.
+    #[arg(long)]
+    pub json: bool,
+    /// Also draw the figures, each beside the baseline of the same run, as an SVG chart here.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+/// Prints a bench's `report`: as JSON on stdout with `--json`, else as `text` prints it; with
+/// `--plot`, also writes the `chart` of it. The bench fails when any of its `failures` happened.
 pub fn print_report<R: Serialize>(
     report: &R,
-    json: bool,
+    output: &Output,
     text: fn(&R),
+    chart: fn(&R) -> Chart,
     failures: usize,
 ) -> anyhow::Result<ExitCode> {
-    if json {
+    if let Some(path) = &output.plot {
+        plot::write(path, &chart(report))?;
+    }
+    if output.json {
         println!("{}", serde_json::to_string_pretty(report)?);
     } else {
         text(report);
@@ -498,4 +515,63 @@ pub fn print_text(report: &Report) {
         }
     }
     println!("\ntotal {:.0} s", report.total_s);
+}
+
+/// The delegation bench drawn: each batch's latency and throughput beside the bare round trip's.
+pub fn chart(report: &Report) -> Chart {
+    let loaded = format!("{} at once", report.concurrency);
+    let sequential = report.sequential.as_ref();
+    let latency = |pick: fn(&Latency) -> f64| {
+        let of = |b: &Batch| b.latency.as_ref().map(pick);
+        let mut groups = vec![Group::new(
+            loaded.clone(),
+            vec![
+                of(&report.delegation),
+                of(&report.delegation_push),
+                of(&report.baseline),
+            ],
+        )];
+        if let Some((baseline, delegation)) = sequential {
+            groups.push(Group::new(
+                "one at a time",
+                vec![of(delegation), None, of(baseline)],
+            ));
+        }
+        groups
+    };
+    Chart {
+        title: format!(
+            "baton-bench delegation: {} tasks per batch against the bare Temporal round trip",
+            report.parents
+        ),
+        series: vec![
+            "delegation, followed".into(),
+            "delegation, pushed".into(),
+            "bare round trip (baseline)".into(),
+        ],
+        panels: vec![
+            Panel {
+                title: "latency p50".into(),
+                unit: "ms".into(),
+                groups: latency(|l| l.p50_ms),
+            },
+            Panel {
+                title: "latency p95".into(),
+                unit: "ms".into(),
+                groups: latency(|l| l.p95_ms),
+            },
+            Panel {
+                title: "throughput".into(),
+                unit: "tasks/s".into(),
+                groups: vec![Group::new(
+                    loaded.clone(),
+                    vec![
+                        Some(report.delegation.throughput_per_s),
+                        Some(report.delegation_push.throughput_per_s),
+                        Some(report.baseline.throughput_per_s),
+                    ],
+                )],
+            },
+        ],
+    }
 }
