@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
 use baton_config::agent_card::{agent_card, public_url};
-use baton_config::{RemoteAgentSpec, Settings, Updates};
+use baton_config::{RemoteAgentSpec, Settings};
 use baton_core::deployment_key::DeploymentKey;
 use baton_core::display::one_line;
 use baton_core::roster::{Roster, build_roster};
@@ -157,19 +157,7 @@ impl Registry {
         let http = &agent_http_client();
         let participant = settings.agent.id.as_str();
         let self_call_token = &deployment.self_call_token(participant);
-        let self_spec = RemoteAgentSpec {
-            id: SELF_AGENT.to_string(),
-            url: public_url(settings),
-            version: None,
-            updates: Updates::Auto,
-            follow_interval: Duration::from_secs(5),
-            push_safety_fetch: baton_config::DEFAULT_PUSH_SAFETY_FETCH,
-            create_timeout: baton_config::DEFAULT_CREATE_TIMEOUT,
-            listing_wait: baton_config::DEFAULT_LISTING_WAIT,
-            deadline: baton_config::DEFAULT_DEADLINE,
-            allow_other_origin: false,
-            auth: None,
-        };
+        let self_spec = RemoteAgentSpec::new(SELF_AGENT, public_url(settings));
         let offers_self = settings.server.base_url.is_some();
         if !offers_self {
             tracing::warn!("{SELF_NOT_OFFERED}");

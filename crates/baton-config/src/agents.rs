@@ -41,6 +41,26 @@ pub struct RemoteAgentSpec {
     pub auth: Option<AgentAuth>,
 }
 
+impl RemoteAgentSpec {
+    /// The agent `id` at `url` with every other setting at its default, as `agents` reads
+    /// `{ id, url }` alone.
+    pub fn new(id: impl Into<String>, url: Url) -> RemoteAgentSpec {
+        RemoteAgentSpec {
+            id: id.into(),
+            url,
+            version: None,
+            updates: Updates::default(),
+            follow_interval: DEFAULT_FOLLOW_INTERVAL,
+            push_safety_fetch: DEFAULT_PUSH_SAFETY_FETCH,
+            create_timeout: DEFAULT_CREATE_TIMEOUT,
+            listing_wait: DEFAULT_LISTING_WAIT,
+            deadline: DEFAULT_DEADLINE,
+            allow_other_origin: false,
+            auth: None,
+        }
+    }
+}
+
 /// How the stand-in workflow watches a sub-task on a remote agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Updates {
@@ -164,18 +184,18 @@ fn read_one(
         .duration_up_to(Some((MAX_DEADLINE, "30 days (720h)")), errors);
     let allow_other_origin = section.field("allow_other_origin").boolean(errors);
     let auth = agent_auth::read(section.field("auth"), env, errors);
+    let defaults = RemoteAgentSpec::new(id?, url?);
     Some(RemoteAgentSpec {
-        id: id?.to_owned(),
-        url: url?,
         version: version.map(str::to_owned),
-        updates: updates.unwrap_or_default(),
-        follow_interval: follow_interval.unwrap_or(DEFAULT_FOLLOW_INTERVAL),
-        push_safety_fetch: push_safety_fetch.unwrap_or(DEFAULT_PUSH_SAFETY_FETCH),
-        create_timeout: create_timeout.unwrap_or(DEFAULT_CREATE_TIMEOUT),
-        listing_wait: listing_wait.unwrap_or(DEFAULT_LISTING_WAIT),
-        deadline: deadline.unwrap_or(DEFAULT_DEADLINE),
-        allow_other_origin: allow_other_origin.unwrap_or(false),
+        updates: updates.unwrap_or(defaults.updates),
+        follow_interval: follow_interval.unwrap_or(defaults.follow_interval),
+        push_safety_fetch: push_safety_fetch.unwrap_or(defaults.push_safety_fetch),
+        create_timeout: create_timeout.unwrap_or(defaults.create_timeout),
+        listing_wait: listing_wait.unwrap_or(defaults.listing_wait),
+        deadline: deadline.unwrap_or(defaults.deadline),
+        allow_other_origin: allow_other_origin.unwrap_or(defaults.allow_other_origin),
         auth,
+        ..defaults
     })
 }
 

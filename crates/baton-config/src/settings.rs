@@ -455,31 +455,15 @@ bind = "0.0.0.0:9464"
                 },
                 agents: vec![
                     RemoteAgentSpec {
-                        id: "ledger".into(),
-                        url: Url::parse("https://ledger.example.com/a2a").unwrap(),
                         version: Some("1.4.0".into()),
                         updates: Updates::Follow,
                         follow_interval: Duration::from_secs(10),
-                        push_safety_fetch: agents::DEFAULT_PUSH_SAFETY_FETCH,
-                        create_timeout: agents::DEFAULT_CREATE_TIMEOUT,
-                        listing_wait: agents::DEFAULT_LISTING_WAIT,
-                        deadline: agents::DEFAULT_DEADLINE,
-                        allow_other_origin: false,
-                        auth: None,
+                        ..RemoteAgentSpec::new(
+                            "ledger",
+                            Url::parse("https://ledger.example.com/a2a").unwrap(),
+                        )
                     },
-                    RemoteAgentSpec {
-                        id: "notes".into(),
-                        url: Url::parse("http://127.0.0.1:9100").unwrap(),
-                        version: None,
-                        updates: Updates::Auto,
-                        follow_interval: Duration::from_secs(5),
-                        push_safety_fetch: agents::DEFAULT_PUSH_SAFETY_FETCH,
-                        create_timeout: agents::DEFAULT_CREATE_TIMEOUT,
-                        listing_wait: agents::DEFAULT_LISTING_WAIT,
-                        deadline: agents::DEFAULT_DEADLINE,
-                        allow_other_origin: false,
-                        auth: None,
-                    },
+                    RemoteAgentSpec::new("notes", Url::parse("http://127.0.0.1:9100").unwrap()),
                 ],
                 mcp: vec![],
                 server: ServerSettings {

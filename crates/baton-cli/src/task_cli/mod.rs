@@ -138,17 +138,9 @@ impl Target {
             ),
         };
         let spec = RemoteAgentSpec {
-            id: "agent".into(),
-            url,
-            version: None,
             updates: Updates::Off,
-            follow_interval: Duration::from_secs(5),
-            push_safety_fetch: baton_config::DEFAULT_PUSH_SAFETY_FETCH,
-            create_timeout: baton_config::DEFAULT_CREATE_TIMEOUT,
-            listing_wait: baton_config::DEFAULT_LISTING_WAIT,
-            deadline: baton_config::DEFAULT_DEADLINE,
-            allow_other_origin: false,
             auth: self.credential(),
+            ..RemoteAgentSpec::new("agent", url)
         };
         let http = reqwest::Client::new();
         Ok(RemoteAgent::connect(&spec, &self.participant, &http, CardLimits::default()).await?)
