@@ -4,7 +4,7 @@
 #   desk that delegates to the ledger, takes a second message, then is cancelled, and a task
 #   opened by a `returnImmediately` SendMessage (the `first_message` signal) that runs to its
 #   end: every TaskWorkflow and RemoteTaskWorkflow of that run, named by what it is;
-# - from three push tests (crates/baton-cli/tests/engine_push.rs), a push-watched delegation
+# - from three push tests (crates/baton-cli/tests/e2e/engine_push.rs), a push-watched delegation
 #   that completes, one whose parent is cancelled, and a stand-in that continued as new.
 #
 #   bash scripts/record-histories.sh tests/histories/<N>
@@ -75,7 +75,7 @@ for name, paths in (("front-desk-stand-in", stand_ins), ("ledger-task", ledger))
 print(f"recorded {2 + len(stand_ins) + len(ledger)} histories in {out}", file=sys.stderr)
 PY
 
-(cd "$root" && BATON_RECORD_HISTORIES="$out" cargo test --quiet -p baton-cli --test engine_push -- \
+(cd "$root" && BATON_RECORD_HISTORIES="$out" cargo test --quiet -p baton-cli --test e2e -- \
   a_pushed_completion_reaches_the_parent_and_the_push_config_is_deleted \
   a_cancelled_push_watched_delegation_deletes_its_push_config_and_refuses_pushes \
   a_push_watched_stand_in_continues_as_new_and_keeps_accepting_its_token) >&2

@@ -11,7 +11,6 @@
 //! `BATON_FAULT_PARENTS` and `BATON_FAULT_KILLS` scale them up for a longer run by hand.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use baton_proto::{TaskState, TaskView};
@@ -23,13 +22,17 @@ use baton_tests::fake_model::{FakeModel, ModelResponseSpec, Scripted, call, repl
 use baton_tests::wait::poll_until;
 use serde_json::{Value, json};
 
+#[path = "e2e/common.rs"]
+#[allow(
+    dead_code,
+    reason = "the fault suite takes only the binary from what the end-to-end tests share"
+)]
+mod common;
+use common::baton;
+
 /// The longest any one fault test waits for its parents to drain. Generous: a kill costs up to
 /// a heartbeat timeout (15 s) per activity it cut, and CI machines are slow.
 const WITHIN: Duration = Duration::from_secs(240);
-
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)

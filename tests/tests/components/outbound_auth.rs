@@ -12,7 +12,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use baton_a2a::{AgentError, CardLimits, RemoteAgent};
-use baton_config::{AgentAuth, ClientCredentials, EnvSecret, RemoteAgentSpec, Secret, Updates};
+use baton_config::{AgentAuth, ClientCredentials, EnvSecret, RemoteAgentSpec, Secret};
 use baton_tests::PythonPeer;
 use serde_json::json;
 
@@ -20,17 +20,8 @@ const PEER_TOKEN: &str = "peer-token-5b1e0c";
 
 fn spec(url: &str, auth: Option<AgentAuth>) -> RemoteAgentSpec {
     RemoteAgentSpec {
-        id: "vault".into(),
-        url: url.parse().unwrap(),
-        version: None,
-        updates: Updates::Auto,
-        follow_interval: Duration::from_secs(5),
-        push_safety_fetch: baton_config::DEFAULT_PUSH_SAFETY_FETCH,
-        create_timeout: baton_config::DEFAULT_CREATE_TIMEOUT,
-        listing_wait: baton_config::DEFAULT_LISTING_WAIT,
-        deadline: baton_config::DEFAULT_DEADLINE,
-        allow_other_origin: false,
         auth,
+        ..RemoteAgentSpec::new("vault", url.parse().unwrap())
     }
 }
 

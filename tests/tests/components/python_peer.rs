@@ -1,27 +1,13 @@
 //! A real A2A 1.0 agent on the official Python a2a-sdk is accepted, and Baton's calls carry the
 //! headers it requires: without `A2A-Version: 1.0` it would answer VersionNotSupported (-32009).
 
-use std::time::Duration;
-
 use baton_a2a::extensions::{PARTICIPANT_HEADER, TASK_EXTENSION};
 use baton_a2a::{AgentError, CardLimits, RemoteAgent};
-use baton_config::{RemoteAgentSpec, Updates};
+use baton_config::RemoteAgentSpec;
 use baton_tests::PythonPeer;
 
 fn spec(url: &str) -> RemoteAgentSpec {
-    RemoteAgentSpec {
-        id: "echo".into(),
-        url: url.parse().unwrap(),
-        version: None,
-        updates: Updates::Auto,
-        follow_interval: Duration::from_secs(5),
-        push_safety_fetch: baton_config::DEFAULT_PUSH_SAFETY_FETCH,
-        create_timeout: baton_config::DEFAULT_CREATE_TIMEOUT,
-        listing_wait: baton_config::DEFAULT_LISTING_WAIT,
-        deadline: baton_config::DEFAULT_DEADLINE,
-        allow_other_origin: false,
-        auth: None,
-    }
+    RemoteAgentSpec::new("echo", url.parse().unwrap())
 }
 
 async fn connect(peer: &PythonPeer) -> RemoteAgent {

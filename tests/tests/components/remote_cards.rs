@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::response::Response;
 use baton_a2a::extensions::{PARTICIPANT_HEADER, TASK_EXTENSION};
 use baton_a2a::{AgentError, CardLimits, RemoteAgent};
-use baton_config::{RemoteAgentSpec, Updates};
+use baton_config::RemoteAgentSpec;
 use baton_tests::CardServer;
 use baton_tests::wait::{HANG_GUARD, within};
 use serde_json::{Value, json};
@@ -31,19 +31,7 @@ fn card(base: &str) -> Value {
 }
 
 fn spec(url: &str) -> RemoteAgentSpec {
-    RemoteAgentSpec {
-        id: "ledger".into(),
-        url: url.parse().unwrap(),
-        version: None,
-        updates: Updates::Auto,
-        follow_interval: Duration::from_secs(5),
-        push_safety_fetch: baton_config::DEFAULT_PUSH_SAFETY_FETCH,
-        create_timeout: baton_config::DEFAULT_CREATE_TIMEOUT,
-        listing_wait: baton_config::DEFAULT_LISTING_WAIT,
-        deadline: baton_config::DEFAULT_DEADLINE,
-        allow_other_origin: false,
-        auth: None,
-    }
+    RemoteAgentSpec::new("ledger", url.parse().unwrap())
 }
 
 async fn connect(url: &str, limits: CardLimits) -> Result<RemoteAgent, AgentError> {

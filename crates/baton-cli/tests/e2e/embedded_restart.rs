@@ -7,16 +7,13 @@ use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
+use crate::common::baton;
 use baton_tests::engine::{WorkerProcess, a2a_rpc};
 use baton_tests::fake_model::{FakeModel, ModelResponseSpec, Scripted};
 use baton_tests::wait::{HANG_GUARD, poll_until, within};
 use baton_tests::{children_of, free_ports, process_alive, venv_program};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
-
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
 
 /// An embedded server in `state` on a free port, and whatever else the agent needs.
 fn embedded_config(state: &Path, port: u16, rest: &str) -> String {

@@ -3,19 +3,11 @@
 //! model reads the answer; a question nobody answers ends the task FAILED at the idle timeout;
 //! and a Baton peer that asks is answered by its delegating Baton's model on the same task.
 
-use std::path::Path;
-use std::time::Duration;
-
+use crate::common::{WITHIN, baton};
 use baton_proto::{InboxMessage, MessageRole, TaskState};
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
 use baton_tests::fake_model::{FakeModel, call, reply};
 use serde_json::{Value, json};
-
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
-
-const WITHIN: Duration = Duration::from_secs(90);
 
 fn shown(request: &Value) -> String {
     request["messages"].to_string()

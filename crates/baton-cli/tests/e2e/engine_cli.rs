@@ -3,20 +3,16 @@
 //! the page shows. A real Temporal dev server, `baton worker` as a real process, our fake
 //! OpenAI-compatible model.
 
-use std::path::Path;
 use std::time::Duration;
 
+use crate::common::baton;
 use baton_proto::{EventPage, InvokeModelIn, TaskEvent, TaskInput, TaskState, TaskView};
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess};
 use baton_tests::fake_model::{FakeModel, Scripted, reply};
 use baton_tests::venv_program;
 use serde_json::Value;
 
-const CONTRACT: &str = include_str!("../../../docs/contract.md");
-
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
+const CONTRACT: &str = include_str!("../../../../docs/contract.md");
 
 /// The `--input '…'` of the page's `temporal workflow start` example.
 fn documented_start_input() -> String {

@@ -1,9 +1,9 @@
 //! The durable delegation engine end to end: a real Temporal dev server, `baton worker` as a
 //! real process, a real Python a2a-sdk agent, and our fake OpenAI-compatible model server.
 
-use std::path::Path;
 use std::time::Duration;
 
+use crate::common::{WITHIN, all_text, baton};
 use baton_proto::{InboxMessage, TaskState};
 use baton_tests::PythonPeer;
 use baton_tests::engine::{
@@ -14,12 +14,6 @@ use baton_tests::metrics::{sample, scrape};
 use baton_tests::wait::poll_until;
 use serde_json::{Value, json};
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
-
-const WITHIN: Duration = Duration::from_secs(60);
-
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
 
 fn system_message(request: &Value) -> &str {
     request["messages"][0]["content"].as_str().unwrap()
@@ -40,10 +34,6 @@ async fn activity_summaries(temporal: &TestTemporal, workflow_id: &str) -> Vec<S
         .filter_map(|event| event.user_metadata?.summary)
         .map(|payload| serde_json::from_slice::<String>(&payload.data).unwrap())
         .collect()
-}
-
-fn all_text(request: &Value) -> String {
-    request["messages"].to_string()
 }
 
 #[tokio::test]

@@ -2,9 +2,9 @@
 //! roll-over, a peer that dies mid-stream, a peer that replays history, follows beyond the
 //! follow queue's slots, and a graceful stop.
 
-use std::path::Path;
 use std::time::Duration;
 
+use crate::common::{WITHIN, baton};
 use baton_proto::{TaskEvent, TaskState};
 use baton_tests::PythonPeer;
 use baton_tests::engine::{Engine, TestTemporal, WorkerConfig, WorkerProcess, a2a_rpc, task_input};
@@ -21,12 +21,6 @@ use temporalio_client::{
 use temporalio_common::protos::temporal::api::enums::v1::PendingActivityState;
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 use temporalio_common::protos::temporal::api::workflow::v1::PendingActivityInfo;
-
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
-
-const WITHIN: Duration = Duration::from_secs(90);
 
 fn delegate_then(answers: &[&str]) -> Vec<baton_tests::fake_model::Scripted> {
     let mut script = vec![call(

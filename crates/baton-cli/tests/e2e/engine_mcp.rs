@@ -7,6 +7,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::common::{WITHIN, baton};
 use baton_proto::TaskState;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, history_text, task_input};
 use baton_tests::fake_model::{FakeModel, call, reply};
@@ -16,12 +17,6 @@ use baton_tests::{TEST_DEPLOYMENT_SECRET, venv_program, workspace};
 use baton_workflows::TaskWorkflow;
 use serde_json::{Value, json};
 use temporalio_client::WorkflowCancelOptions;
-
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
-
-const WITHIN: Duration = Duration::from_secs(90);
 
 /// The content of the last tool result the model was shown in `request`.
 fn last_tool_result(request: &Value) -> String {

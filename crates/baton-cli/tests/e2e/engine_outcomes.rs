@@ -2,9 +2,7 @@
 //! and parked children, long answers, model errors and the turn limit. Real Temporal, a real
 //! `baton worker`, real a2a-sdk agents, and the fake model.
 
-use std::path::Path;
-use std::time::Duration;
-
+use crate::common::{WITHIN, baton};
 use baton_proto::TaskState;
 use baton_tests::PythonPeer;
 use baton_tests::engine::{
@@ -17,15 +15,9 @@ use serde_json::{Value, json};
 use temporalio_common::protos::temporal::api::enums::v1::EventType;
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
-
 fn text(request: &Value) -> String {
     request["messages"].to_string()
 }
-
-const WITHIN: Duration = Duration::from_secs(60);
 
 #[tokio::test]
 async fn an_unknown_agent_is_refused_at_the_call_and_nothing_is_created() {

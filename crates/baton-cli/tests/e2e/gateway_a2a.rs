@@ -1,9 +1,9 @@
 //! Baton as an A2A 1.0 agent: the official Python a2a-sdk client drives the gateway over
 //! JSON-RPC and HTTP+JSON, with a real Temporal server and `baton worker` behind it.
 
-use std::path::Path;
 use std::time::Duration;
 
+use crate::common::baton;
 use baton_proto::temporal::task_workflow;
 use baton_tests::engine::{GatewayProcess, TestTemporal, WorkerConfig, WorkerProcess};
 use baton_tests::fake_model::{FakeModel, Scripted, reply};
@@ -11,10 +11,6 @@ use baton_tests::oidc_issuer::OidcIssuer;
 use baton_tests::sdk_client::SdkClient;
 use baton_tests::wait::{HANG_GUARD, poll_until};
 use serde_json::{Value, json};
-
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
 
 fn replies(n: usize) -> Vec<Scripted> {
     (1..=n).map(|i| reply(&format!("answer {i}"))).collect()

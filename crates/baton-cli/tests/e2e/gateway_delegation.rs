@@ -1,9 +1,9 @@
 //! Baton delegating to itself and to another Baton over A2A, and the trust rule on the first
 //! message of a new task (abuse cases 5 to 7 of the seeds).
 
-use std::path::Path;
 use std::time::Duration;
 
+use crate::common::{WITHIN, baton};
 use baton_core::deployment_key::DeploymentKey;
 use baton_proto::{TaskState, TaskView};
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, history_text};
@@ -11,12 +11,6 @@ use baton_tests::fake_model::{FakeModel, ModelResponseSpec, Scripted, call, repl
 use futures::StreamExt;
 use serde_json::{Value, json};
 use temporalio_client::WorkflowListOptions;
-
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
-
-const WITHIN: Duration = Duration::from_secs(90);
 
 fn shown(request: &Value) -> String {
     request["messages"].to_string()

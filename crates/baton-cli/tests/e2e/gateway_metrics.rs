@@ -1,15 +1,10 @@
 //! The gateway's own metrics on a real worker: each request by binding and status, refusals
 //! included, its latency, and which build runs.
 
-use std::path::Path;
-
+use crate::common::baton;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, http_post};
 use baton_tests::fake_model::FakeModel;
 use baton_tests::metrics::{sample, scrape};
-
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
 
 #[tokio::test]
 async fn requests_are_counted_by_binding_and_status_and_the_build_is_named() {

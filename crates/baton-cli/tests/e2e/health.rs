@@ -1,14 +1,10 @@
 //! `/livez` and `/readyz` on a real worker and its gateway, with Temporal up, down and back.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::common::baton;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess};
 use baton_tests::fake_model::FakeModel;
-
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
 
 async fn get(url: &str) -> (u16, String) {
     match reqwest::get(url).await {

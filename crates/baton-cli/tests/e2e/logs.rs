@@ -1,17 +1,13 @@
 //! `[log] format = "json"`: every line a worker writes is one JSON object a log pipeline can
 //! read, a failed task included, as one WARN line with its id, its reason and its agent.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::common::baton;
 use baton_proto::TaskState;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
 use baton_tests::fake_model::FakeModel;
 use serde_json::Value;
-
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
 
 #[tokio::test]
 async fn json_log_lines_parse_and_a_failed_task_is_one_warn_line_with_its_id_and_reason() {

@@ -7,14 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use crate::common::baton;
 use baton_proto::TaskState;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess};
 use baton_tests::fake_model::{FakeModel, reply};
 use serde_json::json;
-
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
 
 fn replay(args: &[&str]) -> Output {
     Command::new(baton())

@@ -5,10 +5,10 @@
 //! operator can make stops `baton worker` at once with one line naming the setting to change; and
 //! a namespace without Baton's search attributes is refused at start, not at the first task.
 
-use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
+use crate::common::baton;
 use baton_proto::TaskState;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
 use baton_tests::fake_model::{FakeModel, reply};
@@ -19,10 +19,6 @@ use temporalio_common::protos::temporal::api::taskqueue::v1::TaskQueue;
 use temporalio_common::protos::temporal::api::workflowservice::v1::{
     DescribeNamespaceRequest, DescribeTaskQueueRequest,
 };
-
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
 
 /// `tls_*` lines naming files of the front's PKI; `None` leaves a key out.
 fn tls_lines(

@@ -3,21 +3,15 @@
 //! trace; a collector that is down slows no task, and without one the context still travels.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::time::Duration;
 
+use crate::common::{WITHIN, baton};
 use baton_proto::TaskState;
 use baton_tests::PythonPeer;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess};
 use baton_tests::fake_model::{FakeModel, Scripted, call, reply};
 use baton_tests::otlp_receiver::{OtlpReceiver, ReceivedSpan, SPAN_KIND_CLIENT, SPAN_KIND_SERVER};
 use serde_json::{Value, json};
-
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
-
-const WITHIN: Duration = Duration::from_secs(90);
 
 /// The caller's context: its trace and the span it calls Baton from.
 const CALLER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";

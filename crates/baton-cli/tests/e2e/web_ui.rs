@@ -3,18 +3,14 @@
 //! the details current with the task's state and the queries it answers. Read here the way the
 //! UI reads them, through the Temporal CLI against a real dev server.
 
-use std::path::Path;
 use std::time::Duration;
 
+use crate::common::baton;
 use baton_proto::TaskState;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
 use baton_tests::fake_model::{FakeModel, reply};
 use baton_tests::venv_program;
 use serde_json::Value;
-
-fn baton() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_baton"))
-}
 
 /// The `currentDetails` of the metadata query's answer.
 async fn current_details(temporal: &TestTemporal, workflow_id: &str) -> String {
