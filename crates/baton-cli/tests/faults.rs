@@ -46,6 +46,41 @@ fn goal(n: usize) -> String {
     format!("Is ledger {n} balanced?")
 }
 
+/// A worker whose agent `ledger` is at `url`, with `settings` (such as `follow_interval =
+/// "1s"`), and whose model is `model`.
+async fn start_worker(
+    temporal: &TestTemporal,
+    model: &FakeModel,
+    url: &str,
+    settings: &str,
+) -> (WorkerConfig, WorkerProcess) {
+    let config = WorkerConfig::new(temporal, &model.base_url()).agent("ledger", url, settings);
+    let worker = WorkerProcess::start(baton(), &config.render()).await;
+    (config, worker)
+}
+
+/// Kills the worker once task `task_id`'s create has heartbeated that the agent took the brief,
+/// and starts it again.
+async fn kill_once_the_brief_is_taken(
+    temporal: &TestTemporal,
+    task_id: &str,
+    worker: &mut WorkerProcess,
+) {
+    poll_until(
+        "the create's heartbeat saying the brief was taken",
+        WITHIN,
+        || async {
+            let seen = temporal
+                .pending_heartbeat(task_id, "start_agent_task")
+                .await;
+            (seen.as_deref() == Some("true")).then_some(())
+        },
+    )
+    .await;
+    worker.kill().await;
+    worker.restart().await;
+}
+
 /// A model that delegates its task's goal to the ledger, waits (while the sub-task works or is
 /// parked), and answers once the result is in. It answers by what it is shown, so a call cut
 /// short by a crash and made again, or many parents at once, get the right answer.
@@ -270,12 +305,8 @@ async fn a_task_the_agent_keeps_submitted_is_recorded_from_its_first_event_and_s
     ])
     .await;
     let model = delegating_model().await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
-        &peer.url(),
-        "follow_interval = \"1s\"",
-    );
-    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+    let (config, mut worker) =
+        start_worker(&temporal, &model, &peer.url(), "follow_interval = \"1s\"").await;
     temporal
         .start_task(
             &config.task_queue,
@@ -324,12 +355,8 @@ async fn a_kill_while_a_slow_agent_holds_the_brief_waits_for_its_task_instead_of
     ])
     .await;
     let model = delegating_model().await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
-        &peer.url(),
-        "follow_interval = \"1s\"",
-    );
-    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+    let (config, mut worker) =
+        start_worker(&temporal, &model, &peer.url(), "follow_interval = \"1s\"").await;
     temporal
         .start_task(&config.task_queue, "t-slow", task_input("books", &goal(0)))
         .await;
@@ -339,19 +366,7 @@ async fn a_kill_while_a_slow_agent_holds_the_brief_waits_for_its_task_instead_of
         s["messages"].as_array().is_some_and(|m| !m.is_empty())
     })
     .await;
-    poll_until(
-        "the create's heartbeat saying the brief was taken",
-        WITHIN,
-        || async {
-            let seen = temporal
-                .pending_heartbeat("t-slow", "start_agent_task")
-                .await;
-            (seen.as_deref() == Some("true")).then_some(())
-        },
-    )
-    .await;
-    worker.kill().await;
-    worker.restart().await;
+    kill_once_the_brief_is_taken(&temporal, "t-slow", &mut worker).await;
     // The next attempt finds the context empty, and keeps looking.
     peer.wait_for_within("two looks under the context", WITHIN, |s| {
         s["lists"].as_array().is_some_and(|l| l.len() >= 2)
@@ -395,28 +410,17 @@ async fn a_brief_sent_again_past_the_listing_wait_leaves_no_duplicate_running() 
     ])
     .await;
     let model = delegating_model().await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
+    let (config, mut worker) = start_worker(
+        &temporal,
+        &model,
         &peer.url(),
         "follow_interval = \"1s\", listing_wait = \"2s\"",
-    );
-    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+    )
+    .await;
     temporal
         .start_task(&config.task_queue, "t-twice", task_input("books", &goal(0)))
         .await;
-    poll_until(
-        "the create's heartbeat saying the brief was taken",
-        WITHIN,
-        || async {
-            let seen = temporal
-                .pending_heartbeat("t-twice", "start_agent_task")
-                .await;
-            (seen.as_deref() == Some("true")).then_some(())
-        },
-    )
-    .await;
-    worker.kill().await;
-    worker.restart().await;
+    kill_once_the_brief_is_taken(&temporal, "t-twice", &mut worker).await;
     // Past the listing wait the brief goes again, and the agent holds both.
     peer.wait_for_within("the brief, sent again", WITHIN, |s| {
         s["messages"].as_array().is_some_and(|m| m.len() >= 2)
@@ -458,12 +462,8 @@ async fn a_cancel_while_the_agent_creates_the_task_lets_it_finish_then_cancels_i
     ])
     .await;
     let model = delegating_model().await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
-        &peer.url(),
-        "follow_interval = \"1s\"",
-    );
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let (config, _worker) =
+        start_worker(&temporal, &model, &peer.url(), "follow_interval = \"1s\"").await;
     temporal
         .start_task(
             &config.task_queue,
@@ -556,12 +556,8 @@ async fn a_temporal_server_killed_and_restarted_on_its_database_loses_nothing() 
     let mut temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "work", "--work-seconds", "3"]).await;
     let model = delegating_model().await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
-        &peer.url(),
-        "follow_interval = \"1s\"",
-    );
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let (config, _worker) =
+        start_worker(&temporal, &model, &peer.url(), "follow_interval = \"1s\"").await;
     let ids: Vec<String> = (0..3).map(|n| format!("t-temporal-{n}")).collect();
     for (n, id) in ids.iter().enumerate() {
         temporal
@@ -598,12 +594,8 @@ async fn a_peer_down_while_its_task_is_created_is_waited_out_and_gets_the_brief_
     let peer = PythonPeer::start(&["--behaviour", "work", "--work-seconds", "1"]).await;
     let proxy = A2aProxy::start(&peer.url()).await;
     let model = delegating_model().await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
-        &proxy.url(),
-        "follow_interval = \"1s\"",
-    );
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let (config, _worker) =
+        start_worker(&temporal, &model, &proxy.url(), "follow_interval = \"1s\"").await;
 
     proxy.set_down(true);
     temporal
@@ -626,12 +618,8 @@ async fn a_cancel_the_agent_cannot_take_yet_is_asked_again_until_its_task_has_en
     let peer = PythonPeer::start(&["--behaviour", "hang"]).await;
     let proxy = A2aProxy::start(&peer.url()).await;
     let model = delegating_model().await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
-        &proxy.url(),
-        "follow_interval = \"1s\"",
-    );
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let (config, _worker) =
+        start_worker(&temporal, &model, &proxy.url(), "follow_interval = \"1s\"").await;
     temporal
         .start_task(
             &config.task_queue,
@@ -698,12 +686,13 @@ async fn a_peer_down_while_its_task_is_followed_keeps_its_state_and_the_answer_a
     let peer = PythonPeer::start(&["--behaviour", "park"]).await;
     let proxy = A2aProxy::start(&peer.url()).await;
     let model = delegating_model().await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
+    let (config, _worker) = start_worker(
+        &temporal,
+        &model,
         &proxy.url(),
         "updates = \"follow\", follow_interval = \"1s\"",
-    );
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    )
+    .await;
     temporal
         .start_task(
             &config.task_queue,
@@ -747,12 +736,13 @@ async fn a_peer_restarted_without_its_tasks_resolves_the_row_failed_and_the_pare
     let temporal = TestTemporal::start().await;
     let mut peer = PythonPeer::start(&["--behaviour", "park"]).await;
     let model = delegating_model().await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
+    let (config, _worker) = start_worker(
+        &temporal,
+        &model,
         &peer.url(),
         "updates = \"follow\", follow_interval = \"1s\"",
-    );
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    )
+    .await;
     temporal
         .start_task(
             &config.task_queue,
@@ -846,12 +836,8 @@ async fn an_answer_whose_reply_was_lost_is_found_by_the_retry_and_reaches_the_ag
         }
     })
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).agent(
-        "ledger",
-        &proxy.url(),
-        "updates = \"follow\"",
-    );
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let (config, _worker) =
+        start_worker(&temporal, &model, &proxy.url(), "updates = \"follow\"").await;
     // The agent takes the answer, and the stand-in never hears that it did.
     proxy.lose_answers("SendMessage", 1);
     temporal
