@@ -703,11 +703,16 @@ fn chart(report: &GatewayReport) -> Chart {
     };
     let p50 = |b: Option<&Batch>| b.and_then(|b| b.latency.as_ref()).map(|l| l.p50_ms);
     let throughput = |b: Option<&Batch>| b.map(|b| b.throughput_per_s);
-    let panel = |title: String, unit: &str, value: &dyn Fn(Call, &str) -> Option<f64>| Panel {
+    // Only the calls measured at that concurrency: some run one at a time alone.
+    let panel = |title: String,
+                 unit: &str,
+                 concurrency: usize,
+                 value: &dyn Fn(Call, &str) -> Option<f64>| Panel {
         title,
         unit: unit.into(),
         groups: CALLS
             .iter()
+            .filter(|call| concurrency == 1 || call.runs_concurrently())
             .map(|&call| {
                 Group::new(
                     call.short_name(),
@@ -727,16 +732,19 @@ fn chart(report: &GatewayReport) -> Chart {
             panel(
                 "latency p50, one at a time".into(),
                 "ms",
+                1,
                 &|call, server| p50(find(call, server, 1)),
             ),
             panel(
                 format!("latency p50, {c} at once"),
                 "ms",
+                c,
                 &|call, server| p50(find(call, server, c)),
             ),
             panel(
                 format!("throughput, {c} at once"),
                 "requests/s",
+                c,
                 &|call, server| throughput(find(call, server, c)),
             ),
         ],

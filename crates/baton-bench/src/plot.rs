@@ -113,7 +113,7 @@ fn draw_panel(out: &mut String, panel: &Panel, left: f64, series: usize) {
             left + PANEL_WIDTH,
             left - 4.0,
             y + 4.0,
-            figure(value)
+            tick(value)
         );
     }
     let group_width = PANEL_WIDTH / panel.groups.len().max(1) as f64;
@@ -177,6 +177,12 @@ fn figure(value: f64) -> String {
         let text = format!("{value:.2}");
         text.trim_end_matches('0').to_string()
     }
+}
+
+/// An axis tick: whole numbers as they are, else up to two decimals (a quarter of 50 is 12.5).
+fn tick(value: f64) -> String {
+    let text = format!("{value:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn escape(text: &str) -> String {
@@ -255,5 +261,9 @@ mod tests {
         assert_eq!(figure(0.5), "0.5");
         assert_eq!(figure(12.6), "13");
         assert_eq!(figure(3.0), "3");
+        assert_eq!(tick(12.5), "12.5");
+        assert_eq!(tick(37.5), "37.5");
+        assert_eq!(tick(100.0), "100");
+        assert_eq!(tick(0.25), "0.25");
     }
 }
