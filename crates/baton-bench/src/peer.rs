@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
+use axum::serve::ListenerExt;
 use baton_cli::shutdown::ShutdownSignals;
 use baton_tests::fast_peer::{self, PeerStats, STATS_PATH};
 use tokio::process::Command;
@@ -35,6 +36,11 @@ pub async fn serve(args: PeerArgs) -> anyhow::Result<ExitCode> {
     let app = fast_peer::router(&url)?;
     let signals = ShutdownSignals::install().context("installing the signal handlers")?;
     println!("{READY_LINE}{url}");
+    // Nagle's algorithm off, as the servers real agents run on have it (uvicorn, Node, Go):
+    // with it on, each event of the stream after the first waits for the reader's delayed ACK.
+    let listener = listener.tap_io(|tcp| {
+        tcp.set_nodelay(true).ok();
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
             signals.requested().await;
