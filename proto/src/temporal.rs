@@ -58,7 +58,7 @@ pub mod task_workflow {
     /// gives the task to a worker again (Temporal's default is 10 s). sdk-core 0.10, which
     /// temporalio-sdk 1.1.1 pins, can lose a workflow task when a query reaches the worker while
     /// that task waits on a local activity: the task then ends only by this timeout
-    /// (docs/performance.md, "A lost workflow task in one delegation in a few thousand").
+    /// (docs/performance.md, "A lost workflow task, bounded to 5 s").
     /// Baton's workflow tasks take tens of milliseconds, at most 2.9 s seen on a 2-core machine
     /// that was also building; runs continue as new before their history is long enough to
     /// take seconds to replay.

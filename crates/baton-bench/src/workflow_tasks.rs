@@ -1,7 +1,7 @@
 //! What the workflow tasks of a bench run did, read from every history the run left on its dev
 //! server: how many completed, how long each took from start to completion, and how many a
 //! worker never answered (timed out) or failed. A workflow task the SDK loses shows here as a
-//! timeout (docs/performance.md, "A lost workflow task in one delegation in a few thousand").
+//! timeout (docs/performance.md, "A lost workflow task, bounded to 5 s").
 
 use std::collections::HashMap;
 use std::time::Duration;
