@@ -2,8 +2,8 @@
 //! and a public URL for the receiver; a failed registration falls back to follow. The token
 //! stays in this activity: only its digest goes back into workflow history.
 
+use baton_a2a::RemoteAgent;
 use baton_a2a::push::{new_token, push_url};
-use baton_a2a::{RemoteAgent, WatchMode};
 use baton_core::display::one_line;
 use baton_core::push_token::token_digest;
 use baton_proto::{RemoteTaskIn, RemoteWatch, WatchKind};
@@ -12,10 +12,9 @@ use url::Url;
 /// The watch `agent` gets when it needs nothing registered: follow or off. `None` for push,
 /// which [`register`] sets up.
 pub fn unregistered(agent: &RemoteAgent, push_receiver_reachable: bool) -> Option<WatchKind> {
-    match agent.watch_mode(push_receiver_reachable) {
-        WatchMode::Off => Some(WatchKind::Off),
-        WatchMode::Follow => Some(WatchKind::Follow),
-        WatchMode::Push => None,
+    match agent.watch(push_receiver_reachable) {
+        WatchKind::Push => None,
+        other => Some(other),
     }
 }
 
@@ -25,9 +24,9 @@ pub async fn register(
     input: &RemoteTaskIn,
 ) -> RemoteWatch {
     let follow = || RemoteWatch::unregistered(WatchKind::Follow);
-    match (agent.watch_mode(push_base.is_some()), push_base) {
-        (WatchMode::Off, _) => RemoteWatch::unregistered(WatchKind::Off),
-        (WatchMode::Push, Some(base)) => {
+    match (agent.watch(push_base.is_some()), push_base) {
+        (WatchKind::Off, _) => RemoteWatch::unregistered(WatchKind::Off),
+        (WatchKind::Push, Some(base)) => {
             let token = new_token();
             let url = push_url(base, &input.stand_in_id);
             match agent

@@ -36,6 +36,16 @@ pub enum WatchKind {
     Off,
 }
 
+impl std::fmt::Display for WatchKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WatchKind::Push => "push",
+            WatchKind::Follow => "follow",
+            WatchKind::Off => "off",
+        })
+    }
+}
+
 /// The watch a stand-in holds. A push watch keeps only the token's digest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemoteWatch {

@@ -22,4 +22,4 @@ pub mod webhook;
 pub use card_fetch::CardLimits;
 pub use error::{AgentError, UnsupportedExtensionError};
 pub use registry::{AgentCheck, Registry, SELF_NOT_OFFERED, agent_http_client};
-pub use remote_agent::{RemoteAgent, WatchMode};
+pub use remote_agent::RemoteAgent;

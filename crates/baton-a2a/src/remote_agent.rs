@@ -17,6 +17,7 @@ use a2a_client::{A2AClient, A2AClientFactory, BoxStream, ServiceParams, Transpor
 use async_trait::async_trait;
 use baton_config::{RemoteAgentSpec, Secret, Updates};
 use baton_core::roster::{RosterAgent, RosterSkill};
+use baton_proto::WatchKind;
 use tracing::Instrument;
 use tracing::field::Empty;
 use url::Url;
@@ -30,27 +31,6 @@ use crate::extensions::{PARTICIPANT_HEADER, TASK_EXTENSION};
 use crate::grpc_transport::{GrpcFactory, grpc_url};
 use crate::outbound_auth::{Presenter, plan};
 use crate::registry::CONNECT_TIMEOUT;
-
-/// How a stand-in hears about a parked remote task between turns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WatchMode {
-    /// The agent pushes to Baton's receiver, which only wakes the stand-in.
-    Push,
-    /// A heartbeating activity holds SubscribeToTask open.
-    Follow,
-    /// Nothing between turns.
-    Off,
-}
-
-impl std::fmt::Display for WatchMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            WatchMode::Push => "push",
-            WatchMode::Follow => "follow",
-            WatchMode::Off => "off",
-        })
-    }
-}
 
 /// Where an agent's card came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,16 +213,16 @@ impl RemoteAgent {
 
     /// The watch a parked sub-task on this agent gets. `auto` pushes only when the card
     /// advertises push and Baton has a public URL for its push receiver.
-    pub fn watch_mode(&self, push_receiver_reachable: bool) -> WatchMode {
+    pub fn watch(&self, push_receiver_reachable: bool) -> WatchKind {
         match self.updates {
-            Updates::Off => WatchMode::Off,
-            Updates::Follow => WatchMode::Follow,
+            Updates::Off => WatchKind::Off,
+            Updates::Follow => WatchKind::Follow,
             Updates::Auto => {
                 let push = self.card.card.capabilities.push_notifications == Some(true);
                 if push && push_receiver_reachable {
-                    WatchMode::Push
+                    WatchKind::Push
                 } else {
-                    WatchMode::Follow
+                    WatchKind::Follow
                 }
             }
         }

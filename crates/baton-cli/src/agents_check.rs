@@ -138,7 +138,7 @@ fn render_table(checks: &[AgentCheck], push_receiver: bool) -> String {
                         ),
                         INTERFACE_CELL,
                     ),
-                    agent.watch_mode(push_receiver).to_string(),
+                    agent.watch(push_receiver).to_string(),
                     format!("{:?}", agent.source()).to_lowercase(),
                 ]
             }
