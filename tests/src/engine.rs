@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use baton_cli::child_process::{self, Target};
 use baton_cli::temporal::EmbeddedServer;
 use baton_config::Settings;
 use baton_proto::{InboxMessage, InboxReceipt, TaskInput, TaskView};
@@ -304,18 +305,12 @@ impl WorkerProcess {
         .expect("waiting for the worker")
     }
 
-    /// SIGTERM, then waits for the process to exit; returns whether it exited cleanly.
+    /// SIGTERM, then SIGKILL once `within` has passed; returns whether it exited cleanly
+    /// within it.
     pub async fn terminate(&mut self, within: Duration) -> bool {
-        if let Some(pid) = self.child.id() {
-            std::process::Command::new("kill")
-                .args(["-TERM", &pid.to_string()])
-                .status()
-                .ok();
-        }
-        match tokio::time::timeout(within, self.child.wait()).await {
-            Ok(Ok(status)) => status.success(),
-            _ => false,
-        }
+        child_process::terminate(&mut self.child, Target::Process, within)
+            .await
+            .is_some_and(|status| status.success())
     }
 }
 
@@ -328,7 +323,9 @@ async fn spawn_ready(
     env: &[(String, String)],
     log: &LogLines,
 ) -> Child {
-    let mut child = Command::new(binary)
+    let mut started = Command::new(binary);
+    child_process::dies_with_parent(&mut started);
+    let mut child = started
         .args(command)
         .arg("--config")
         .arg(config)

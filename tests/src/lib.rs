@@ -111,6 +111,7 @@ pub(crate) async fn spawn_ready(
     what: &str,
 ) -> tokio::process::Child {
     use tokio::io::{AsyncBufReadExt, BufReader};
+    baton_cli::child_process::dies_with_parent(&mut command);
     let mut child = command
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())

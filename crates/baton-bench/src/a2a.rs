@@ -19,9 +19,8 @@ use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::child::dies_with_the_bench;
 use super::delegation::{
-    bench_dir, embedded_section, free_port, progress, start_dev_server, terminate, worker_command,
+    bench_dir, embedded_section, progress, start_dev_server, terminate, worker_command,
 };
 use super::measure::{Latency, cpu_seconds, load_average, per_second, round, rss_mib, split};
 use super::peer::PeerProcess;
@@ -29,8 +28,10 @@ use super::plot::{Chart, Group, Panel};
 use super::report::{Machine, Output, print_report};
 use super::subscribe;
 use super::workflow_tasks::{self, WorkflowTasks};
+use baton_cli::child_process::dies_with_parent;
 use baton_tests::delegating_model::{ANSWER, delegating};
 use baton_tests::fake_model::FakeModel;
+use baton_tests::free_port;
 
 /// The longest one question may take to be answered.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
@@ -183,7 +184,7 @@ impl System {
                     .stdin(Stdio::null())
                     .stderr(Stdio::null())
                     .kill_on_drop(true);
-                dies_with_the_bench(&mut command);
+                dies_with_parent(&mut command);
                 Ok(command)
             }
         }
@@ -237,7 +238,7 @@ async fn run_system(
 ) -> anyhow::Result<Measured> {
     let dir = bench_dir("baton-bench-a2a-")?;
     let (server, client) = start_dev_server(dir.path(), args.temporal_binary.as_deref()).await?;
-    let port = free_port()?;
+    let port = free_port();
     let config = dir.path().join("desk.toml");
     let toml = match system {
         System::Baton => {
@@ -289,7 +290,7 @@ async fn embedded_cold_starts(
             args.cold_starts
         ));
         let dir = bench_dir("baton-bench-cold-")?;
-        let port = free_port()?;
+        let port = free_port();
         let config = dir.path().join("desk.toml");
         let temporal = embedded_section(dir.path(), args.temporal_binary.as_deref())?;
         std::fs::write(&config, worker_toml(&temporal, peer_url, model_url, port))?;

@@ -2,11 +2,11 @@
 //! with the bench (PR_SET_PDEATHSIG), read until they say where they listen, and stopped with
 //! SIGTERM, then SIGKILL. The workers the benches measure die with the bench the same way.
 
-use std::os::unix::process::CommandExt as _;
 use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::Context;
+use baton_cli::child_process::{Target, dies_with_parent, terminate};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -28,7 +28,7 @@ impl ChildProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .kill_on_drop(true);
-        dies_with_the_bench(&mut command);
+        dies_with_parent(&mut command);
         let mut child = command
             .spawn()
             .with_context(|| format!("starting {what}"))?;
@@ -55,34 +55,8 @@ impl ChildProcess {
     }
 
     /// SIGTERM, then SIGKILL after 5 s.
-    #[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
     pub async fn stop(mut self) {
-        if let Some(pid) = self.child.id() {
-            // SAFETY: kill(2) on the id of a child we spawned and have not reaped.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
-        }
-        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
-            .await
-            .is_err()
-        {
-            self.child.kill().await.ok();
-        }
-    }
-}
-
-/// Has the kernel send the process `command` starts SIGTERM when the bench dies, however it
-/// dies: `kill_on_drop` covers only a bench that unwinds, not one stopped by a signal.
-#[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
-pub fn dies_with_the_bench(command: &mut Command) {
-    // SAFETY: prctl is async-signal-safe and touches only the child's own state between fork and
-    // exec.
-    unsafe {
-        command.as_std_mut().pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        terminate(&mut self.child, Target::Process, Duration::from_secs(5)).await;
     }
 }
 
@@ -133,7 +107,7 @@ mod tests {
                     .stdin(Stdio::null())
                     .stdout(Stdio::null())
                     .stderr(Stdio::null());
-                dies_with_the_bench(&mut command);
+                dies_with_parent(&mut command);
                 command
                     .spawn()
                     .expect("starting sleep")

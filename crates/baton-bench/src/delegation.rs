@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use baton_cli::child_process::{self, Target};
 use baton_config::Settings;
 use baton_proto::{TaskInput, TaskState, TaskView};
 use baton_workflows::{RemoteTaskWorkflow, TaskWorkflow};
@@ -45,6 +46,7 @@ use super::worker::with_worker;
 use baton_cli::temporal::EmbeddedServer;
 use baton_tests::delegating_model::{ANSWER, delegating};
 use baton_tests::fake_model::FakeModel;
+use baton_tests::free_port;
 
 /// The bench's task queue and agent id.
 const TASK_QUEUE: &str = "bench";
@@ -143,7 +145,7 @@ pub async fn run(args: DelegationArgs) -> anyhow::Result<ExitCode> {
     let server_started = Instant::now();
     let (server, client) = start_dev_server(dir.path(), args.temporal_binary.as_deref()).await?;
     let server_start = server_started.elapsed();
-    let push_port = free_port()?;
+    let push_port = free_port();
     let mut settings = Settings::parse(
         &worker_toml(
             server.address(),
@@ -530,7 +532,7 @@ pub(super) fn worker_command(config: &Path) -> anyhow::Result<tokio::process::Co
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true);
-    super::child::dies_with_the_bench(&mut command);
+    child_process::dies_with_parent(&mut command);
     Ok(command)
 }
 
@@ -562,20 +564,13 @@ async fn start_worker_process(config: &Path) -> anyhow::Result<(tokio::process::
     Ok((child, elapsed))
 }
 
-/// SIGTERM, then waits up to 20 s; returns how long it took and whether it exited with success.
-#[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
+/// SIGTERM, then SIGKILL after 20 s; returns how long it took and whether it exited with
+/// success.
 pub(super) async fn terminate(mut child: tokio::process::Child) -> (Duration, bool) {
     let stopping = Instant::now();
-    if let Some(pid) = child.id() {
-        // SAFETY: kill(2) on the id of a child we spawned and have not reaped.
-        unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
-    }
-    let status = tokio::time::timeout(Duration::from_secs(20), child.wait()).await;
-    let clean = matches!(status, Ok(Ok(s)) if s.success());
-    if status.is_err() {
-        child.kill().await.ok();
-    }
-    (stopping.elapsed(), clean)
+    let status =
+        child_process::terminate(&mut child, Target::Process, Duration::from_secs(20)).await;
+    (stopping.elapsed(), status.is_some_and(|s| s.success()))
 }
 
 /// How one sub-task's parking went.
@@ -917,11 +912,6 @@ fn worker_toml(
          task_queue = \"{task_queue}\"\n\
          [model]\nbase_url = \"{model_url}\"\nmodel = \"bench-model\"\ntimeout = \"30s\"\n"
     )
-}
-
-pub(super) fn free_port() -> anyhow::Result<u16> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    Ok(listener.local_addr()?.port())
 }
 
 #[cfg(test)]

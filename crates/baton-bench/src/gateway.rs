@@ -32,7 +32,7 @@ use tokio::process::Command;
 use tonic::transport::Endpoint;
 
 use super::child::ChildProcess;
-use super::delegation::{bench_dir, free_port, progress, start_dev_server};
+use super::delegation::{bench_dir, progress, start_dev_server};
 use super::ended_tasks::{self, EndedTasks};
 use super::measure::{Latency, load_average, per_second, round, split, wall_seconds};
 use super::plot::{Chart, Group, Panel};
@@ -41,6 +41,7 @@ use super::report::{Machine, Output, print_report};
 use super::worker::with_worker;
 use baton_tests::delegating_model::{ANSWER, DIRECT_MARKER, delegating};
 use baton_tests::fake_model::FakeModel;
+use baton_tests::free_port;
 
 /// The baseline server, written to the bench's temporary directory and run with `--python`.
 const PYTHON_AGENT: &str = include_str!("../../../tests/peers/a2a_sdk_baseline.py");
@@ -453,7 +454,7 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
         start_baseline(dir.path(), &python, &model.base_url()).await?;
 
     let (server, client) = start_dev_server(dir.path(), args.temporal_binary.as_deref()).await?;
-    let gateway_port = free_port()?;
+    let gateway_port = free_port();
     let dev_server = server.pid();
     let settings = Settings::parse(
         &worker_toml(
@@ -814,7 +815,7 @@ async fn start_baseline(
 ) -> anyhow::Result<(ChildProcess, u16)> {
     let script = dir.join("a2a_sdk_baseline.py");
     std::fs::write(&script, PYTHON_AGENT).context("writing the a2a-sdk baseline server")?;
-    let port = free_port()?;
+    let port = free_port();
     let mut command = Command::new(python);
     command
         .arg(&script)

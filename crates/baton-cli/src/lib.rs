@@ -8,6 +8,7 @@ pub const CONFIG_VARIABLE: &str = "BATON_CONFIG";
 pub mod agent_process;
 pub mod agent_span;
 pub mod agents_check;
+pub mod child_process;
 pub mod config_check;
 pub mod deployment_secret;
 pub mod error_report;

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use baton_config::{EmbeddedTemporal, TemporalSettings};
 use temporalio_client::Connection;
 use tokio::process::{Child, Command};
+
+use crate::child_process::{self, Target};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
@@ -309,16 +311,7 @@ impl Launch {
             .stdout(stdout)
             .stderr(log_file)
             .process_group(0);
-        // SAFETY: prctl is async-signal-safe and touches only the child's own state between fork
-        // and exec.
-        unsafe {
-            command.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        child_process::dies_with_parent(&mut command);
         process
             .spawn(&mut command)
             .map_err(|e| EmbeddedError::Spawn {
@@ -505,8 +498,8 @@ impl ProcessSlot {
     /// SIGTERM then SIGKILL to the recorded process group, at once.
     fn kill_now(&self) {
         if let Some(pid) = self.lock().pid.take() {
-            signal_group(pid, libc::SIGTERM);
-            signal_group(pid, libc::SIGKILL);
+            child_process::signal(pid, Target::Group, libc::SIGTERM);
+            child_process::signal(pid, Target::Group, libc::SIGKILL);
         }
     }
 
@@ -526,21 +519,11 @@ impl ProcessSlot {
 /// SIGTERM to the server's process group, then SIGKILL once `grace` has passed.
 async fn terminate(mut child: Child, process: &ProcessSlot, grace: Duration) {
     process.lock().closed = true;
-    let Some(pid) = process.pid() else {
+    if process.pid().is_none() {
         return;
-    };
-    signal_group(pid, libc::SIGTERM);
-    if tokio::time::timeout(grace, child.wait()).await.is_err() {
-        signal_group(pid, libc::SIGKILL);
-        child.wait().await.ok();
     }
+    child_process::terminate(&mut child, Target::Group, grace).await;
     process.forget();
-}
-
-#[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
-fn signal_group(pid: u32, signal: libc::c_int) {
-    // SAFETY: kill(2) with a negative pid signals the process group we created for the server.
-    unsafe { libc::kill(-(pid as libc::pid_t), signal) };
 }
 
 /// Whether the server exited because it was asked to: SIGTERM or SIGINT, which it handles by
