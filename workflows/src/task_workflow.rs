@@ -194,12 +194,8 @@ impl TaskWorkflow {
     )]
     pub async fn run(ctx: &mut WorkflowContext<Self>) -> WorkflowResult<TaskView> {
         if let Some(error) = ctx.state(|s| s.invalid_input.clone()) {
-            return finish(
-                ctx,
-                TaskState::Failed,
-                Some(format!("the input is not a valid TaskInput: {error}")),
-            )
-            .await;
+            let reason = format!("the input is not a valid TaskInput: {error}");
+            return Err(fail(ctx, reason).await);
         }
         if ctx.state(|s| s.log.next_seq() == 0) {
             set_state(ctx, TaskState::Submitted, None);
@@ -250,7 +246,7 @@ impl TaskWorkflow {
             }
         }
         let secs = ctx.state(|s| s.input.limits.deadline_secs.unwrap_or_default());
-        finish(ctx, TaskState::Failed, Some(task_deadline_exceeded(secs))).await
+        Err(fail(ctx, task_deadline_exceeded(secs)).await)
     }
 
     /// A stand-in heard a change on its remote task: the sub-task's row takes it, unless the row
@@ -722,7 +718,7 @@ async fn take_turns(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowResult<T
             let size = serde_json::to_vec(&next).map_or(usize::MAX, |bytes| bytes.len());
             if let Some(reason) = payload_too_large("what the task carries into its next run", size)
             {
-                return finish(ctx, TaskState::Failed, Some(reason)).await;
+                return Err(fail(ctx, reason).await);
             }
             match ctx.continue_as_new(TaskStart::from(next), ContinueAsNewOptions::default())? {}
         }
@@ -737,16 +733,15 @@ async fn take_turns(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowResult<T
                     let reason = format!(
                         "no participant answered the question within {idle}s (limits.idle_timeout_secs)"
                     );
-                    return finish(ctx, TaskState::Failed, Some(reason)).await;
+                    return Err(fail(ctx, reason).await);
                 }
                 Parked::Idle => {
-                    let answer = ctx.state(|s| s.last_answer.clone());
-                    return finish(ctx, TaskState::Completed, answer).await;
+                    return complete(ctx).await;
                 }
             }
         }
         if ctx.state(TaskWorkflow::turn_limit_reached) {
-            return finish(ctx, TaskState::Failed, Some("turn limit reached".into())).await;
+            return Err(fail(ctx, "turn limit reached".into()).await);
         }
 
         let Some(turn) = model_turn(ctx).await? else {
@@ -780,8 +775,7 @@ async fn take_turns(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowResult<T
             Completion::WaitForSubTasks => wait_for_sub_tasks(ctx).await,
             Completion::Complete => {
                 if ctx.state(|s| s.input.lifecycle) == Lifecycle::Delegated {
-                    let answer = ctx.state(|s| s.last_answer.clone());
-                    return finish(ctx, TaskState::Completed, answer).await;
+                    return complete(ctx).await;
                 }
                 set_sub_state(
                     ctx,
@@ -995,8 +989,7 @@ async fn model_turn(
     };
     let size = serde_json::to_vec(&request).map_or(usize::MAX, |bytes| bytes.len());
     if let Some(reason) = payload_too_large("the model's input", size) {
-        finish(ctx, TaskState::Failed, Some(reason)).await?;
-        unreachable!("finish with FAILED always ends the workflow");
+        return Err(fail(ctx, reason).await);
     }
     let summary = format!("model turn {}", ctx.state(|s| s.turns + 1));
     let call = ctx.cancellation_token().child_token();
@@ -1017,13 +1010,7 @@ async fn model_turn(
         Some(Err(error)) if error.as_cancelled().is_some() => return Ok(None),
         Some(Err(error)) => {
             let reason = activity_failure::message(&error);
-            finish(
-                ctx,
-                TaskState::Failed,
-                Some(format!("the model call failed: {reason}")),
-            )
-            .await?;
-            unreachable!("finish with FAILED always ends the workflow");
+            return Err(fail(ctx, format!("the model call failed: {reason}")).await);
         }
     };
     let now = ctx.workflow_time();
@@ -1646,48 +1633,37 @@ async fn stop_open_sub_tasks(ctx: &mut WorkflowContext<TaskWorkflow>, reason: &s
     true
 }
 
-/// Ends the task in `state`. COMPLETED returns the view; FAILED fails the workflow, so the Web UI
-/// shows it failed, with the reason.
-async fn finish(
-    ctx: &mut WorkflowContext<TaskWorkflow>,
-    state: TaskState,
-    message: Option<String>,
-) -> WorkflowResult<TaskView> {
-    let status_message = (state != TaskState::Completed)
-        .then(|| message.clone())
-        .flatten();
-    if state == TaskState::Failed {
-        // A failed parent leaves nothing running: its open sub-tasks are cancelled first.
-        let reason = format!(
-            "the parent task failed: {}",
-            message.as_deref().unwrap_or("no reason given")
-        );
-        stop_open_sub_tasks(ctx, &reason).await;
-    }
-    set_state(ctx, state, status_message);
+/// Ends the task COMPLETED (its answer is its last one): its view is the workflow's result.
+async fn complete(ctx: &mut WorkflowContext<TaskWorkflow>) -> WorkflowResult<TaskView> {
+    set_state(ctx, TaskState::Completed, None);
     deliver_pushes(ctx).await;
     record_delegation_ends(ctx).await;
-    if state == TaskState::Failed {
-        let reason = message.unwrap_or_else(|| "the task failed".into());
-        let failure = TaskFailure {
-            task_id: ctx.workflow_id().to_string(),
-            reason: reason.clone(),
-        };
-        ctx.execute_local_activity(
-            BatonActivities::report_task_failed,
-            failure,
-            policies::report_task_failed(),
-        )
-        .await
-        .ok();
-        return Err(
-            ApplicationFailure::builder(Box::<dyn std::error::Error + Send + Sync>::from(reason))
-                .type_name("task.failed".to_string())
-                .non_retryable(true)
-                .build()
-                .into(),
-        );
-    }
     let task_id = ctx.workflow_id().to_string();
     Ok(ctx.state(|s| s.view(&task_id)))
+}
+
+/// Ends the task FAILED for `reason`, its open sub-tasks cancelled first so that nothing is left
+/// running. Returns the workflow's failure, so the Web UI shows it failed with the reason: the
+/// caller returns it.
+async fn fail(ctx: &mut WorkflowContext<TaskWorkflow>, reason: String) -> WorkflowTermination {
+    stop_open_sub_tasks(ctx, &format!("the parent task failed: {reason}")).await;
+    set_state(ctx, TaskState::Failed, Some(reason.clone()));
+    deliver_pushes(ctx).await;
+    record_delegation_ends(ctx).await;
+    let failure = TaskFailure {
+        task_id: ctx.workflow_id().to_string(),
+        reason: reason.clone(),
+    };
+    ctx.execute_local_activity(
+        BatonActivities::report_task_failed,
+        failure,
+        policies::report_task_failed(),
+    )
+    .await
+    .ok();
+    ApplicationFailure::builder(Box::<dyn std::error::Error + Send + Sync>::from(reason))
+        .type_name("task.failed".to_string())
+        .non_retryable(true)
+        .build()
+        .into()
 }
