@@ -264,6 +264,20 @@ mod tests {
     }
 
     #[test]
+    fn listing_wait_is_between_a_second_and_an_hour() {
+        assert_only_error(
+            &one_agent("listing_wait = \"61m\""),
+            "agents[0].listing_wait",
+            "must be at most 1 hour (got \"61m\")",
+        );
+        assert_only_error(
+            &one_agent("listing_wait = \"0s\""),
+            "agents[0].listing_wait",
+            "must be at least 1 second (got \"0s\")",
+        );
+    }
+
+    #[test]
     fn every_field_is_read() {
         let agent = &parse(&one_agent(
             "version = \"2.1.0\"\nupdates = \"follow\"\nfollow_interval = \"1m30s\"\n\
