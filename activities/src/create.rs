@@ -108,21 +108,11 @@ async fn attempt_creation(
         }
         sending_again = taken_before;
     }
-    let created = create(agent, brief_message(agent, input, deadline_secs), sent).await?;
-    Ok(match created {
-        StartAgentTaskOut::Started {
-            task,
-            deadline_secs,
-            watch,
-            ..
-        } => StartAgentTaskOut::Started {
-            task,
-            deadline_secs,
-            watch,
-            sent_again: sending_again,
-        },
-        other => other,
-    })
+    let mut created = create(agent, brief_message(agent, input, deadline_secs), sent).await?;
+    if let StartAgentTaskOut::Started { sent_again, .. } = &mut created {
+        *sent_again = sending_again;
+    }
+    Ok(created)
 }
 
 /// The task an earlier attempt created in `context_id`, if the agent can say. When an earlier

@@ -203,18 +203,17 @@ impl BatonActivities {
             return Ok(StartAgentTaskOut::Failed { reason });
         };
         let deadline = delegation_deadline(agent.deadline(), input.deadline_secs);
-        let created = create::start_agent_task(&ctx, &agent, &input, deadline).await?;
-        Ok(match created {
-            StartAgentTaskOut::Started {
-                task, sent_again, ..
-            } => StartAgentTaskOut::Started {
-                task,
-                deadline_secs: Some(deadline),
-                watch: watch::unregistered(&agent, self.push_base.is_some()),
-                sent_again,
-            },
-            other => other,
-        })
+        let mut created = create::start_agent_task(&ctx, &agent, &input, deadline).await?;
+        if let StartAgentTaskOut::Started {
+            deadline_secs,
+            watch: chosen,
+            ..
+        } = &mut created
+        {
+            *deadline_secs = Some(deadline);
+            *chosen = watch::unregistered(&agent, self.push_base.is_some());
+        }
+        Ok(created)
     }
 
     /// Cancels the unfinished tasks of a delegation's context, after its creation failed.

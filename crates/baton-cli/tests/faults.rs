@@ -59,6 +59,21 @@ async fn start_worker(
     (config, worker)
 }
 
+/// A peer whose tasks work for a second, each held (by `hold`: `--hold-file` before it works,
+/// `--hold-brief-file` before it even names the task) until `hold_file` exists.
+async fn working_peer_held_by(hold: &str, hold_file: &std::path::Path) -> PythonPeer {
+    let hold_file = hold_file.to_str().unwrap();
+    PythonPeer::start(&[
+        "--behaviour",
+        "work",
+        "--work-seconds",
+        "1",
+        hold,
+        hold_file,
+    ])
+    .await
+}
+
 /// Kills the worker once task `task_id`'s create has heartbeated that the agent took the brief,
 /// and starts it again.
 async fn kill_once_the_brief_is_taken(
@@ -295,15 +310,7 @@ async fn a_task_the_agent_keeps_submitted_is_recorded_from_its_first_event_and_s
     let temporal = TestTemporal::start().await;
     let hold = tempfile::tempdir().unwrap();
     let hold_file = hold.path().join("release");
-    let peer = PythonPeer::start(&[
-        "--behaviour",
-        "work",
-        "--work-seconds",
-        "1",
-        "--hold-file",
-        hold_file.to_str().unwrap(),
-    ])
-    .await;
+    let peer = working_peer_held_by("--hold-file", &hold_file).await;
     let model = delegating_model().await;
     let (config, mut worker) =
         start_worker(&temporal, &model, &peer.url(), "follow_interval = \"1s\"").await;
@@ -345,15 +352,7 @@ async fn a_kill_while_a_slow_agent_holds_the_brief_waits_for_its_task_instead_of
     let temporal = TestTemporal::start().await;
     let hold = tempfile::tempdir().unwrap();
     let hold_file = hold.path().join("release");
-    let peer = PythonPeer::start(&[
-        "--behaviour",
-        "work",
-        "--work-seconds",
-        "1",
-        "--hold-brief-file",
-        hold_file.to_str().unwrap(),
-    ])
-    .await;
+    let peer = working_peer_held_by("--hold-brief-file", &hold_file).await;
     let model = delegating_model().await;
     let (config, mut worker) =
         start_worker(&temporal, &model, &peer.url(), "follow_interval = \"1s\"").await;
@@ -400,15 +399,7 @@ async fn a_brief_sent_again_past_the_listing_wait_leaves_no_duplicate_running() 
     let temporal = TestTemporal::start().await;
     let hold = tempfile::tempdir().unwrap();
     let hold_file = hold.path().join("release");
-    let peer = PythonPeer::start(&[
-        "--behaviour",
-        "work",
-        "--work-seconds",
-        "1",
-        "--hold-brief-file",
-        hold_file.to_str().unwrap(),
-    ])
-    .await;
+    let peer = working_peer_held_by("--hold-brief-file", &hold_file).await;
     let model = delegating_model().await;
     let (config, mut worker) = start_worker(
         &temporal,
