@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+pub mod content;
 pub mod envelope;
 pub mod failure_types;
 mod refusal;
@@ -15,6 +16,7 @@ pub mod remote;
 pub mod task;
 pub mod temporal;
 
+pub use content::ContentRef;
 pub use envelope::{ENVELOPE_KIND_TASK, TaskEnvelope, TaskEnvelopePayload};
 pub use refusal::{Refusal, RefusalCode};
 pub use remote::*;

@@ -86,7 +86,8 @@ pub struct RemoteStart {
     pub name: String,
     /// The parent asked for a delegated task: a peer parked awaiting its next message is done.
     pub delegated: bool,
-    /// The task as `start_agent_task` left it.
+    /// The task as `start_agent_task` left it; once the stand-in continues as new, as it last
+    /// saw it.
     pub last: RemoteSnapshot,
     /// Workflow history events before the stand-in continues as new.
     pub history_event_bound: u32,
@@ -113,10 +114,11 @@ pub struct RemoteStart {
 }
 
 /// What a stand-in carries into its next run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemoteCarry {
-    /// The watch it holds.
-    pub watch: RemoteWatch,
+    /// The watch it holds, once it chose one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<RemoteWatch>,
     /// What the parent last heard, after mapping.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub told: Option<RemoteSnapshot>,

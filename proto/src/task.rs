@@ -275,8 +275,8 @@ pub struct ToolCallRecord {
 /// One delegation, as the parent tracks it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SubTaskRow {
-    /// The stand-in's workflow id, `<parent id>.<n>`.
-    pub workflow_id: String,
+    /// The stand-in's workflow id, `<parent id>.<n>`: the sub-task's id in Baton.
+    pub stand_in_id: String,
     /// The sub-task's name, from the `spawn_subtask` call.
     pub name: String,
     /// The agent id, from the `spawn_subtask` call.
@@ -323,7 +323,7 @@ pub struct TaskFailure {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChildDone {
     /// The stand-in's workflow id: the parent matches rows by it.
-    pub workflow_id: String,
+    pub stand_in_id: String,
     /// The task's id on the agent.
     pub remote_task_id: String,
     /// The task's state.
@@ -354,7 +354,7 @@ pub struct InboxMessage {
     /// The sub-task this message answers (its row's id), when the participant answers a
     /// sub-task's question through this task: it goes to the sub-task's agent, not the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sub_task_id: Option<String>,
+    pub stand_in_id: Option<String>,
 }
 
 /// What the `inbox` update answers.
@@ -582,10 +582,9 @@ pub struct TaskCarry {
     pub sub_tasks: Vec<SubTaskRow>,
     /// Notes the model has not read yet.
     pub pending_notes: Vec<String>,
-    /// The last 1,000 events of the event log.
-    pub events: Vec<EventEntry>,
-    /// The event log's next sequence number.
-    pub next_seq: u64,
+    /// The event log: its last 1,000 events and its next sequence number.
+    #[serde(flatten)]
+    pub log: EventLog,
     /// Model turns taken, in all.
     pub turns: u32,
     /// Turns since the model last read a participant message; absent in carries written
@@ -628,6 +627,103 @@ pub struct TaskCarry {
     /// When the task's own deadline passes, in milliseconds since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_at_ms: Option<u64>,
+    /// The task's status message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// Changes not yet pushed to the task's webhooks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outbox: Vec<PushDelivery>,
+    /// Sub-tasks resolved since the worker's metrics were last told.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ended: Vec<DelegationEnd>,
+}
+
+impl TaskCarry {
+    /// The state of a task before its first run: SUBMITTED, with `history` (the conversation of
+    /// the task it continues, if any) and nothing else.
+    pub fn new(history: Vec<HistoryItem>) -> Self {
+        TaskCarry {
+            state: TaskState::Submitted,
+            history,
+            sub_tasks: Vec::new(),
+            pending_notes: Vec::new(),
+            log: EventLog::default(),
+            turns: 0,
+            turns_since_message: 0,
+            last_answer: None,
+            cancel_reason: None,
+            messages: Vec::new(),
+            sub_state: None,
+            unread_messages: 0,
+            arrived: Vec::new(),
+            push_configs: Vec::new(),
+            replies_out: Vec::new(),
+            replies_sent: 0,
+            compacted: 0,
+            roster: None,
+            deadline_at_ms: None,
+            status_message: None,
+            outbox: Vec::new(),
+            ended: Vec::new(),
+        }
+    }
+}
+
+/// A task's ordered event log, the one the gateway streams: sequence numbers never repeat, even
+/// across continue-as-new.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventLog {
+    /// The events kept, oldest first.
+    pub events: Vec<EventEntry>,
+    /// The sequence number of the next event.
+    pub next_seq: u64,
+}
+
+impl EventLog {
+    /// How many events a task carries into its next run.
+    pub const TAIL: usize = 1000;
+
+    /// Appends `event`, recorded `at` (RFC 3339), with the next sequence number.
+    pub fn push(&mut self, at: String, event: TaskEvent) {
+        self.events.push(EventEntry {
+            seq: self.next_seq,
+            at,
+            event,
+        });
+        self.next_seq += 1;
+    }
+
+    /// When the last status event was recorded.
+    pub fn last_status_at(&self) -> Option<String> {
+        self.events
+            .iter()
+            .rev()
+            .find(|e| matches!(e.event, TaskEvent::Status { .. }))
+            .map(|e| e.at.clone())
+    }
+
+    /// The events with `seq >= cursor`; `closed` once no event will follow.
+    pub fn since(&self, cursor: u64, closed: bool) -> EventPage {
+        EventPage {
+            events: self
+                .events
+                .iter()
+                .filter(|e| e.seq >= cursor)
+                .cloned()
+                .collect(),
+            next_seq: self.next_seq,
+            closed,
+        }
+    }
+
+    /// The log the next run starts from: the newest [`EventLog::TAIL`] events, numbering on.
+    pub fn tail(&self) -> EventLog {
+        let skip = self.events.len().saturating_sub(Self::TAIL);
+        EventLog {
+            events: self.events[skip..].to_vec(),
+            next_seq: self.next_seq,
+        }
+    }
 }
 
 /// A participant's answer to a sub-task, on its way to the sub-task's stand-in.
@@ -871,5 +967,54 @@ mod start_tests {
         );
         let error = error_of(json!({"name": "n"}));
         assert_eq!(error, "missing field `goal`");
+    }
+}
+
+#[cfg(test)]
+mod event_log_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn status(state: TaskState) -> TaskEvent {
+        TaskEvent::Status {
+            state,
+            sub_state: None,
+            message: None,
+        }
+    }
+
+    #[test]
+    fn the_tail_keeps_the_newest_events_and_numbers_on_from_where_the_log_was() {
+        let mut log = EventLog::default();
+        for n in 0..EventLog::TAIL + 5 {
+            log.push(format!("t{n}"), status(TaskState::Working));
+        }
+        let tail = log.tail();
+        assert_eq!(tail.events.len(), EventLog::TAIL);
+        assert_eq!(tail.events[0].seq, 5);
+        assert_eq!(tail.next_seq, (EventLog::TAIL + 5) as u64);
+        let mut next = tail.clone();
+        next.push("later".into(), status(TaskState::Completed));
+        assert_eq!(next.events.last().unwrap().seq, (EventLog::TAIL + 5) as u64);
+        assert_eq!(next.last_status_at().as_deref(), Some("later"));
+        let page = next.since(EventLog::TAIL as u64 + 4, true);
+        assert_eq!(
+            page.events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [1004, 1005]
+        );
+        assert!(page.closed);
+    }
+
+    #[test]
+    fn a_carry_writes_its_log_as_events_and_next_seq_beside_its_other_fields() {
+        let mut carry = TaskCarry::new(Vec::new());
+        carry.log.push("t0".into(), status(TaskState::Submitted));
+        let written = serde_json::to_value(&carry).unwrap();
+        assert_eq!(written["next_seq"], json!(1));
+        assert_eq!(written["events"][0]["seq"], json!(0));
+        assert!(written.get("log").is_none(), "{written}");
+        let read: TaskCarry = serde_json::from_value(written).unwrap();
+        assert_eq!(read, carry);
     }
 }

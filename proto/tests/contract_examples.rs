@@ -70,6 +70,7 @@ const KNOWN: &[&str] = &[
     "TaskMessage",
     "SubTaskRow",
     "EventPage",
+    "EventLog",
     "EventEntry",
     "TaskEvent",
     "TaskEnvelope",

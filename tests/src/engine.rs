@@ -120,6 +120,20 @@ impl TestTemporal {
             .map(|payload| String::from_utf8_lossy(&payload.data).into_owned())
     }
 
+    /// Starts task `task_id` on `task_queue` and waits, up to `within`, for it to end: the task
+    /// as it ended.
+    pub async fn run_to_end(
+        &self,
+        task_queue: &str,
+        task_id: &str,
+        input: TaskInput,
+        within: Duration,
+    ) -> TaskView {
+        self.start_task(task_queue, task_id, input).await;
+        self.wait_for_task(task_id, within, |v| v.state.is_terminal())
+            .await
+    }
+
     /// Starts a `TaskWorkflow` with id `task_id` on `task_queue`.
     pub async fn start_task(&self, task_queue: &str, task_id: &str, input: TaskInput) {
         self.client
@@ -413,6 +427,27 @@ impl Engine {
             config,
             temporal,
         }
+    }
+
+    /// As [`Engine::start`], the worker delegating to one agent, `ledger`, at `ledger_url`
+    /// with the agent settings `settings` (like `updates = "follow"`; empty for none).
+    pub async fn with_ledger(
+        binary: &Path,
+        model_url: &str,
+        ledger_url: &str,
+        settings: &str,
+    ) -> Engine {
+        Engine::start(binary, model_url, |c| {
+            c.agent("ledger", ledger_url, settings)
+        })
+        .await
+    }
+
+    /// Starts task `task_id` and waits, up to `within`, for it to end: the task as it ended.
+    pub async fn run_to_end(&self, task_id: &str, input: TaskInput, within: Duration) -> TaskView {
+        self.temporal
+            .run_to_end(&self.config.task_queue, task_id, input, within)
+            .await
     }
 
     /// Starts a `TaskWorkflow` with id `task_id` on the worker's task queue.

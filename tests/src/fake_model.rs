@@ -54,6 +54,25 @@ pub fn call(name: &str, args: Value) -> Scripted {
     })
 }
 
+/// A scripted `spawn_subtask` call delegating `name` (its goal `goal`) to `agent`.
+pub fn delegate(name: &str, goal: &str, agent: &str) -> Scripted {
+    call(
+        "spawn_subtask",
+        serde_json::json!({"name": name, "goal": goal, "agent": agent}),
+    )
+}
+
+/// A scripted reply with one `spawn_subtask` call per brief in `briefs`, in one answer.
+pub fn delegate_each(briefs: &[Value]) -> Scripted {
+    Scripted::Reply(ModelResponseSpec {
+        text: None,
+        tool_calls: briefs
+            .iter()
+            .map(|brief| ("spawn_subtask".to_string(), brief.clone()))
+            .collect(),
+    })
+}
+
 /// The fake server; it stops on drop. Its state sits behind a mutex, so tests on any runtime
 /// may script it and read it.
 pub struct FakeModel {

@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod oidc_issuer;
 pub mod otlp_receiver;
 mod python_peer;
+pub mod s3_server;
 pub mod sdk_client;
 pub mod tls_front;
 pub mod wait;

@@ -1023,7 +1023,7 @@ pub fn message(message_id: &str, from: &str, text: &str) -> InboxMessage {
         participant_id: from.to_string(),
         text: text.to_string(),
         push_config: None,
-        sub_task_id: None,
+        stand_in_id: None,
     }
 }
 

@@ -10,7 +10,7 @@
 
 mod activity_failure;
 mod current_details;
-mod event_log;
+mod event_time;
 mod policies;
 mod remote_task_workflow;
 mod task_workflow;

@@ -18,7 +18,7 @@ use baton_tests::PythonPeer;
 use baton_tests::engine::{
     A2aProxy, GatewayProcess, TestTemporal, WorkerConfig, WorkerProcess, a2a_rpc, task_input,
 };
-use baton_tests::fake_model::{FakeModel, ModelResponseSpec, Scripted, call, reply};
+use baton_tests::fake_model::{FakeModel, ModelResponseSpec, Scripted, call, delegate, reply};
 use baton_tests::wait::poll_until;
 use serde_json::{Value, json};
 
@@ -57,6 +57,43 @@ async fn start_worker(
     let config = WorkerConfig::new(temporal, &model.base_url()).agent("ledger", url, settings);
     let worker = WorkerProcess::start(baton(), &config.render()).await;
     (config, worker)
+}
+
+/// Task `task_id` completes, its sub-task's row resolved FAILED saying `why`.
+async fn completes_with_its_sub_task_failed(temporal: &TestTemporal, task_id: &str, why: &str) {
+    let view = temporal
+        .wait_for_task(task_id, WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    let row = &view.sub_tasks[0];
+    assert_eq!((row.state, row.resolved), (TaskState::Failed, true));
+    assert!(
+        row.summary.as_deref().is_some_and(|s| s.contains(why)),
+        "{row:#?}"
+    );
+}
+
+/// Starts task `task_id` ("books", with goal 0) on `config`'s worker.
+async fn start_books(temporal: &TestTemporal, config: &WorkerConfig, task_id: &str) {
+    temporal
+        .start_task(&config.task_queue, task_id, task_input("books", &goal(0)))
+        .await;
+}
+
+/// The remote task id of task `task_id`'s first sub-task, once its row is `state` and names it.
+async fn remote_task_once_the_row_is(
+    temporal: &TestTemporal,
+    task_id: &str,
+    state: TaskState,
+) -> String {
+    let view = temporal
+        .wait_for_task(task_id, WITHIN, |v| {
+            v.sub_tasks
+                .first()
+                .is_some_and(|r| r.state == state && r.remote_task_id.is_some())
+        })
+        .await;
+    view.sub_tasks[0].remote_task_id.clone().unwrap()
 }
 
 /// A peer whose tasks work for a second, each held (by `hold`: `--hold-file` before it works,
@@ -314,23 +351,10 @@ async fn a_task_the_agent_keeps_submitted_is_recorded_from_its_first_event_and_s
     let model = delegating_model().await;
     let (config, mut worker) =
         start_worker(&temporal, &model, &peer.url(), "follow_interval = \"1s\"").await;
-    temporal
-        .start_task(
-            &config.task_queue,
-            "t-window",
-            task_input("books", &goal(0)),
-        )
-        .await;
+    start_books(&temporal, &config, "t-window").await;
 
     // The agent holds the task SUBMITTED: the row already names it.
-    let submitted = temporal
-        .wait_for_task("t-window", WITHIN, |v| {
-            v.sub_tasks
-                .first()
-                .is_some_and(|r| r.state == TaskState::Submitted && r.remote_task_id.is_some())
-        })
-        .await;
-    let remote = submitted.sub_tasks[0].remote_task_id.clone().unwrap();
+    let remote = remote_task_once_the_row_is(&temporal, "t-window", TaskState::Submitted).await;
     assert_eq!(peer.stats().await["tasks"][0]["id"], remote.as_str());
     worker.kill().await;
     worker.restart().await;
@@ -356,9 +380,7 @@ async fn a_kill_while_a_slow_agent_holds_the_brief_waits_for_its_task_instead_of
     let model = delegating_model().await;
     let (config, mut worker) =
         start_worker(&temporal, &model, &peer.url(), "follow_interval = \"1s\"").await;
-    temporal
-        .start_task(&config.task_queue, "t-slow", task_input("books", &goal(0)))
-        .await;
+    start_books(&temporal, &config, "t-slow").await;
 
     // The agent has the brief and lists nothing yet; the create has heartbeated that.
     peer.wait_for("the brief, held", |s| {
@@ -408,9 +430,7 @@ async fn a_brief_sent_again_past_the_listing_wait_leaves_no_duplicate_running() 
         "follow_interval = \"1s\", listing_wait = \"2s\"",
     )
     .await;
-    temporal
-        .start_task(&config.task_queue, "t-twice", task_input("books", &goal(0)))
-        .await;
+    start_books(&temporal, &config, "t-twice").await;
     kill_once_the_brief_is_taken(&temporal, "t-twice", &mut worker).await;
     // Past the listing wait the brief goes again, and the agent holds both.
     peer.wait_for_within("the brief, sent again", WITHIN, |s| {
@@ -455,13 +475,7 @@ async fn a_cancel_while_the_agent_creates_the_task_lets_it_finish_then_cancels_i
     let model = delegating_model().await;
     let (config, _worker) =
         start_worker(&temporal, &model, &peer.url(), "follow_interval = \"1s\"").await;
-    temporal
-        .start_task(
-            &config.task_queue,
-            "t-cancel-create",
-            task_input("books", &goal(0)),
-        )
-        .await;
+    start_books(&temporal, &config, "t-cancel-create").await;
     peer.wait_for("the task, held SUBMITTED", |s| {
         s["tasks"][0]["state"] == "TASK_STATE_SUBMITTED"
     })
@@ -526,18 +540,12 @@ async fn a_stand_in_whose_agent_left_the_config_resolves_its_row_failed() {
         ..with_ledger
     };
     let _worker = WorkerProcess::start(baton(), &without.render()).await;
-    let view = temporal
-        .wait_for_task("t-removed", WITHIN, |v| v.state.is_terminal())
-        .await;
-    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
-    let row = &view.sub_tasks[0];
-    assert_eq!((row.state, row.resolved), (TaskState::Failed, true));
-    assert!(
-        row.summary
-            .as_deref()
-            .is_some_and(|s| s.contains("agent ledger is no longer configured on this worker")),
-        "{row:#?}"
-    );
+    completes_with_its_sub_task_failed(
+        &temporal,
+        "t-removed",
+        "agent ledger is no longer configured on this worker",
+    )
+    .await;
 }
 
 // --- the Temporal server killed and started again -------------------------------------------
@@ -589,9 +597,7 @@ async fn a_peer_down_while_its_task_is_created_is_waited_out_and_gets_the_brief_
         start_worker(&temporal, &model, &proxy.url(), "follow_interval = \"1s\"").await;
 
     proxy.set_down(true);
-    temporal
-        .start_task(&config.task_queue, "t-down", task_input("books", &goal(0)))
-        .await;
+    start_books(&temporal, &config, "t-down").await;
     // Down for three attempts of the creation (the first, and two retries).
     wait_until("three refused calls", || proxy.refused_while_down() >= 3).await;
     proxy.set_down(false);
@@ -611,21 +617,8 @@ async fn a_cancel_the_agent_cannot_take_yet_is_asked_again_until_its_task_has_en
     let model = delegating_model().await;
     let (config, _worker) =
         start_worker(&temporal, &model, &proxy.url(), "follow_interval = \"1s\"").await;
-    temporal
-        .start_task(
-            &config.task_queue,
-            "t-stubborn",
-            task_input("books", &goal(0)),
-        )
-        .await;
-    let working = temporal
-        .wait_for_task("t-stubborn", WITHIN, |v| {
-            v.sub_tasks
-                .first()
-                .is_some_and(|r| r.state == TaskState::Working && r.remote_task_id.is_some())
-        })
-        .await;
-    let remote = working.sub_tasks[0].remote_task_id.clone().unwrap();
+    start_books(&temporal, &config, "t-stubborn").await;
+    let remote = remote_task_once_the_row_is(&temporal, "t-stubborn", TaskState::Working).await;
 
     // The agent is down when the cancel is sent, then refuses it twice as not cancelable.
     proxy.set_down(true);
@@ -744,18 +737,7 @@ async fn a_peer_restarted_without_its_tasks_resolves_the_row_failed_and_the_pare
     wait_until_parked(&temporal, "t-forgot").await;
 
     peer.restart().await;
-    let view = temporal
-        .wait_for_task("t-forgot", WITHIN, |v| v.state.is_terminal())
-        .await;
-    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
-    let row = &view.sub_tasks[0];
-    assert_eq!((row.state, row.resolved), (TaskState::Failed, true));
-    assert!(
-        row.summary
-            .as_deref()
-            .is_some_and(|s| s.contains("no longer knows task")),
-        "{row:#?}"
-    );
+    completes_with_its_sub_task_failed(&temporal, "t-forgot", "no longer knows task").await;
 }
 
 #[tokio::test]
@@ -781,13 +763,7 @@ async fn a_worker_started_while_a_peer_is_down_serves_and_takes_the_peer_in_when
         !worker.logged(&["ledger", "joins the roster"]).is_empty()
     })
     .await;
-    temporal
-        .start_task(
-            &config.task_queue,
-            "t-late-peer",
-            task_input("books", &goal(0)),
-        )
-        .await;
+    start_books(&temporal, &config, "t-late-peer").await;
     let (views, stuck) = drain(&temporal, &["t-late-peer".to_string()], WITHIN).await;
     assert_eq!(stuck, 0);
     assert_each_has_its_answer(&views);
@@ -811,10 +787,7 @@ async fn an_answer_whose_reply_was_lost_is_found_by_the_retry_and_reaches_the_ag
         if shown.contains("is COMPLETED") {
             reply("Done.")
         } else if !shown.contains("started on") {
-            call(
-                "spawn_subtask",
-                json!({"name": "balance", "goal": "g", "agent": "ledger"}),
-            )
+            delegate("balance", "g", "ledger")
         } else if shown.contains("is INPUT_REQUIRED: which account?")
             && !shown.contains("answer sent")
         {
@@ -872,13 +845,7 @@ async fn a_model_outage_longer_than_a_few_retries_is_ridden_out() {
     let model = FakeModel::start(script).await;
     let config = WorkerConfig::new(&temporal, &model.base_url());
     let worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(
-            &config.task_queue,
-            "t-model-out",
-            task_input("books", &goal(0)),
-        )
-        .await;
+    start_books(&temporal, &config, "t-model-out").await;
     let view = temporal
         .wait_for_task("t-model-out", WITHIN, |v| v.state.is_terminal())
         .await;
@@ -894,10 +861,7 @@ async fn a_model_outage_longer_than_a_few_retries_is_ridden_out() {
 async fn a_model_that_stays_down_fails_the_task_with_the_reason_and_cancels_its_sub_tasks() {
     let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "hang"]).await;
-    let mut script = vec![call(
-        "spawn_subtask",
-        json!({"name": "balance", "goal": "g", "agent": "ledger"}),
-    )];
+    let mut script = vec![delegate("balance", "g", "ledger")];
     script.extend((0..10).map(|_| Scripted::RateLimited {
         retry_after_secs: 1,
     }));
@@ -912,11 +876,13 @@ async fn a_model_that_stays_down_fails_the_task_with_the_reason_and_cancels_its_
         "timeout = \"10s\"\nretry_for = \"3s\"\n",
     );
     let worker = WorkerProcess::start(baton(), &config_text).await;
-    temporal
-        .start_task(&config.task_queue, "t-model-gone", task_input("books", "g"))
-        .await;
     let view = temporal
-        .wait_for_task("t-model-gone", WITHIN, |v| v.state.is_terminal())
+        .run_to_end(
+            &config.task_queue,
+            "t-model-gone",
+            task_input("books", "g"),
+            WITHIN,
+        )
         .await;
     assert_eq!(view.state, TaskState::Failed, "{view:#?}");
     let reason = view.status_message.clone().unwrap_or_default();
@@ -961,11 +927,13 @@ async fn an_answer_with_1500_tool_calls_is_bounded_and_the_task_goes_on() {
     .await;
     let config = WorkerConfig::new(&temporal, &model.base_url());
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(&config.task_queue, "t-many-calls", task_input("books", "g"))
-        .await;
     let view = temporal
-        .wait_for_task("t-many-calls", WITHIN, |v| v.state.is_terminal())
+        .run_to_end(
+            &config.task_queue,
+            "t-many-calls",
+            task_input("books", "g"),
+            WITHIN,
+        )
         .await;
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
     let second = &model.requests()[1]["messages"];
@@ -1008,11 +976,8 @@ async fn a_conversation_left_idle_completes_with_its_last_answer() {
         "limits": {"idle_timeout_secs": 2}
     }))
     .unwrap();
-    temporal
-        .start_task(&config.task_queue, "t-idle", input)
-        .await;
     let view = temporal
-        .wait_for_task("t-idle", WITHIN, |v| v.state.is_terminal())
+        .run_to_end(&config.task_queue, "t-idle", input, WITHIN)
         .await;
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
     assert_eq!(view.last_answer.as_deref(), Some("Hello Alice."));

@@ -113,7 +113,7 @@ const KEYS: [&str; 11] = [
 const DEFAULT_FOLLOW_INTERVAL: Duration = Duration::from_secs(5);
 /// The safety fetch of a push watch: a lost push costs at most this. Each push-watched
 /// sub-task on the agent costs one GetTask this often.
-pub const DEFAULT_PUSH_SAFETY_FETCH: Duration = Duration::from_secs(30);
+pub const DEFAULT_PUSH_SAFETY_FETCH: Duration = baton_core::watch::PUSH_SAFETY_FETCH;
 /// How long a sub-task's creation may go without an answer from the agent, all attempts
 /// included, before it fails: an agent down for a few minutes is waited out.
 pub const DEFAULT_CREATE_TIMEOUT: Duration = Duration::from_secs(300);

@@ -45,7 +45,7 @@ mod tests {
 
     fn row(resolved: bool) -> SubTaskRow {
         SubTaskRow {
-            workflow_id: "parent.1".to_string(),
+            stand_in_id: "parent.1".to_string(),
             name: "check".to_string(),
             agent: "ledger".to_string(),
             remote_task_id: Some("t-1".to_string()),

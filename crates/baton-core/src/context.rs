@@ -94,7 +94,7 @@ fn sub_task_line(row: &SubTaskRow) -> String {
     let mut line = format!(
         "{} (id {}) on {}: {}",
         clean(&row.name),
-        clean(&row.workflow_id),
+        clean(&row.stand_in_id),
         clean(&row.agent),
         row.state.short_name()
     );
@@ -183,7 +183,7 @@ mod tests {
 
     fn row(name: &str, agent: &str, state: TaskState) -> SubTaskRow {
         SubTaskRow {
-            workflow_id: format!("parent.{name}"),
+            stand_in_id: format!("parent.{name}"),
             name: name.to_string(),
             agent: agent.to_string(),
             remote_task_id: None,

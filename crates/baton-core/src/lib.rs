@@ -28,3 +28,4 @@ pub mod system_prompt;
 pub mod tool_result;
 pub mod turn_bounds;
 pub mod untrusted;
+pub mod watch;

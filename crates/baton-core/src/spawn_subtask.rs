@@ -39,7 +39,7 @@ pub struct SpawnSubtaskArgs {
     pub agent: Option<String>,
     /// The longest the sub-task may run, in seconds; the agent's `deadline` caps it.
     #[serde(default)]
-    pub deadline_seconds: Option<u64>,
+    pub deadline_secs: Option<u64>,
 }
 
 /// A validated request to create a sub-task on a registered agent.
@@ -123,9 +123,9 @@ pub fn validate_spawn(
         .map_err(|error| ToolError::invalid_arguments(error.to_string()))?;
     require_not_blank("name", &args.name)?;
     require_not_blank("goal", &args.goal)?;
-    if args.deadline_seconds == Some(0) {
+    if args.deadline_secs == Some(0) {
         return Err(ToolError::invalid_arguments(
-            "deadline_seconds must be at least 1; leave it null for the agent's own limit".into(),
+            "deadline_secs must be at least 1; leave it null for the agent's own limit".into(),
         ));
     }
     let agent = args.agent.unwrap_or_else(|| SELF_AGENT.to_string());
@@ -138,7 +138,7 @@ pub fn validate_spawn(
         goal: args.goal,
         description: args.description,
         acceptance_criteria: args.acceptance_criteria,
-        deadline_secs: args.deadline_seconds,
+        deadline_secs: args.deadline_secs,
     })
 }
 
@@ -171,7 +171,7 @@ pub fn spawn_subtask_schema() -> Value {
                 "description": "An agent id listed under `agents`, or null to run this step on this agent itself (`self`) in a clean context.",
                 "type": ["string", "null"]
             },
-            "deadline_seconds": {
+            "deadline_secs": {
                 "default": null,
                 "description": "The longest the sub-task may run, in seconds. Past it the sub-task is cancelled and reported failed. Null leaves the agent's own limit, which also caps this.",
                 "minimum": 1,
@@ -221,16 +221,12 @@ mod tests {
     #[test]
     fn a_deadline_of_zero_seconds_is_refused_naming_the_field() {
         let arguments =
-            json!({ "name": "check", "goal": "g", "agent": "ledger", "deadline_seconds": 0 })
+            json!({ "name": "check", "goal": "g", "agent": "ledger", "deadline_secs": 0 })
                 .to_string();
         let error = expect_error(&arguments, &with_self());
         assert_eq!(error.code, INVALID_ARGUMENTS);
-        assert!(
-            error.message.contains("deadline_seconds"),
-            "{}",
-            error.message
-        );
-        let negative = json!({ "name": "check", "goal": "g", "deadline_seconds": -5 }).to_string();
+        assert!(error.message.contains("deadline_secs"), "{}", error.message);
+        let negative = json!({ "name": "check", "goal": "g", "deadline_secs": -5 }).to_string();
         assert_eq!(
             expect_error(&negative, &with_self()).code,
             INVALID_ARGUMENTS
@@ -247,7 +243,7 @@ mod tests {
             "description": "The books for March.",
             "acceptance_criteria": ["Debits equal credits.", "No open items."],
             "agent": "ledger",
-            "deadline_seconds": 600
+            "deadline_secs": 600
         })
         .to_string();
         assert_eq!(
@@ -503,7 +499,7 @@ mod tests {
             description: String::new(),
             acceptance_criteria: Vec::new(),
             agent: None,
-            deadline_seconds: None,
+            deadline_secs: None,
         };
         let serialised = serde_json::to_value(&args).unwrap();
         let schema = spawn_subtask_schema();

@@ -72,7 +72,7 @@ pub fn validate_reply(arguments: &str, rows: &[SubTaskRow]) -> Result<ReplyReque
     }
     let row = answerable(rows, &args.sub_task, Answerer::Model)?;
     Ok(ReplyRequest {
-        stand_in_id: row.workflow_id.clone(),
+        stand_in_id: row.stand_in_id.clone(),
         text: args.text,
     })
 }
@@ -84,7 +84,7 @@ pub fn answerable<'a>(
     id: &str,
     answerer: Answerer,
 ) -> Result<&'a SubTaskRow, ToolError> {
-    let Some(row) = rows.iter().find(|row| row.workflow_id == id) else {
+    let Some(row) = rows.iter().find(|row| row.stand_in_id == id) else {
         return Err(ToolError {
             code: SUB_TASK_UNKNOWN.into(),
             message: format!(
@@ -134,7 +134,7 @@ pub fn replied_content(row: &SubTaskRow) -> String {
     format!(
         "answer sent to sub-task {} ({} on {}); it is WORKING again, and its next news will \
          arrive as a note",
-        clean(&row.workflow_id),
+        clean(&row.stand_in_id),
         clean(&row.name),
         clean(&row.agent)
     )
@@ -146,7 +146,7 @@ pub fn participant_answered_note(row: &SubTaskRow, participant_id: &str) -> Stri
     format!(
         "Participant {} answered sub-task {} ({} on {}) directly; it is WORKING again",
         clean(participant_id),
-        clean(&row.workflow_id),
+        clean(&row.stand_in_id),
         clean(&row.name),
         clean(&row.agent)
     )
@@ -167,7 +167,7 @@ pub fn authorisation_request(rows: &[SubTaskRow]) -> Option<String> {
             };
             format!(
                 "sub-task {} ({} on {}) needs authorisation: {asked}",
-                clean(&row.workflow_id),
+                clean(&row.stand_in_id),
                 clean(&row.name),
                 clean(&row.agent)
             )
@@ -222,7 +222,7 @@ fn waits_for(row: &SubTaskRow, answerer: Answerer) -> bool {
 fn waiting_ids(rows: &[SubTaskRow], answerer: Answerer) -> Vec<String> {
     rows.iter()
         .filter(|row| waits_for(row, answerer))
-        .map(|row| row.workflow_id.clone())
+        .map(|row| row.stand_in_id.clone())
         .collect()
 }
 
@@ -235,7 +235,7 @@ mod tests {
 
     fn row(id: &str, state: TaskState, resolved: bool) -> SubTaskRow {
         SubTaskRow {
-            workflow_id: id.into(),
+            stand_in_id: id.into(),
             name: "balance".into(),
             agent: "ledger".into(),
             remote_task_id: Some("r-1".into()),
@@ -324,7 +324,7 @@ mod tests {
         );
         let rows = rows();
         let row = answerable(&rows, "t.2", Answerer::Participant).unwrap();
-        assert_eq!(row.workflow_id, "t.2");
+        assert_eq!(row.stand_in_id, "t.2");
     }
 
     #[test]

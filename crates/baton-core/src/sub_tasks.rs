@@ -67,7 +67,7 @@ pub fn map_remote_state(snapshot: RemoteSnapshot, delegated: bool) -> RemoteSnap
 pub fn apply_child_done(rows: &mut [SubTaskRow], done: &ChildDone) -> Option<String> {
     let row = rows
         .iter_mut()
-        .find(|row| row.workflow_id == done.workflow_id)?;
+        .find(|row| row.stand_in_id == done.stand_in_id)?;
     // A resolved row is final: a late or repeated signal changes nothing.
     if row.resolved {
         return None;
@@ -131,7 +131,7 @@ fn child_note(row: &SubTaskRow, summary: &str) -> String {
     let header = format!(
         "Sub-task {} (id {}, task {} on {}) is {}",
         clean(&row.name),
-        clean(&row.workflow_id),
+        clean(&row.stand_in_id),
         clean(remote_task_id),
         clean(&row.agent),
         row.state.short_name()
@@ -147,9 +147,9 @@ fn child_note(row: &SubTaskRow, summary: &str) -> String {
 mod tests {
     use super::*;
 
-    fn row(workflow_id: &str, name: &str) -> SubTaskRow {
+    fn row(stand_in_id: &str, name: &str) -> SubTaskRow {
         SubTaskRow {
-            workflow_id: workflow_id.to_string(),
+            stand_in_id: stand_in_id.to_string(),
             name: name.to_string(),
             agent: "ledger".to_string(),
             remote_task_id: None,
@@ -163,7 +163,7 @@ mod tests {
 
     fn row_in(state: TaskState, resolved: bool) -> SubTaskRow {
         SubTaskRow {
-            workflow_id: "t-1.1".into(),
+            stand_in_id: "t-1.1".into(),
             name: "balance".into(),
             agent: "ledger".into(),
             remote_task_id: Some("r-1".into()),
@@ -198,7 +198,7 @@ mod tests {
 
     fn done(state: TaskState, sub_state: Option<&str>, summary: &str) -> ChildDone {
         ChildDone {
-            workflow_id: "parent.2".to_string(),
+            stand_in_id: "parent.2".to_string(),
             remote_task_id: "t-9".to_string(),
             state,
             sub_state: sub_state.map(str::to_string),
@@ -316,7 +316,7 @@ mod tests {
         let mut rows = rows();
         let before = rows.clone();
         let stray = ChildDone {
-            workflow_id: "parent.3".to_string(),
+            stand_in_id: "parent.3".to_string(),
             ..done(TaskState::Completed, None, "42")
         };
         assert_eq!(apply_child_done(&mut rows, &stray), None);
@@ -586,7 +586,7 @@ mod tests {
         apply_child_done(&mut rows, &done(TaskState::Failed, None, ""));
         let open: Vec<&str> = unresolved(&rows)
             .iter()
-            .map(|row| row.workflow_id.as_str())
+            .map(|row| row.stand_in_id.as_str())
             .collect();
         assert_eq!(open, ["parent.1"]);
     }

@@ -202,7 +202,7 @@ fn sub_task_ref(row: &SubTaskRow) -> ExtensionTaskRef {
         task_id: row
             .remote_task_id
             .clone()
-            .unwrap_or_else(|| row.workflow_id.clone()),
+            .unwrap_or_else(|| row.stand_in_id.clone()),
         agent: (!on_self).then(|| EntityRef {
             kind: ENTITY_KIND_AGENT.to_string(),
             id: row.agent.clone(),

@@ -205,7 +205,7 @@ pub fn follow_up(sender: &str, message: &Message) -> Result<InboxMessage, A2AErr
         ));
     }
     Ok(InboxMessage {
-        sub_task_id: sub_task_of(message)?,
+        stand_in_id: sub_task_of(message)?,
         ..inbox_message(sender, message)
     })
 }
@@ -257,7 +257,7 @@ pub fn inbox_message(sender: &str, message: &Message) -> InboxMessage {
         participant_id: sender.to_string(),
         text: text_of(message),
         push_config: None,
-        sub_task_id: None,
+        stand_in_id: None,
     }
 }
 
@@ -348,10 +348,10 @@ mod tests {
     #[test]
     fn a_follow_up_names_the_sub_task_it_answers_by_its_metadata() {
         let answer = follow_up("alice", &with_metadata(json!({"baton.subTaskId": "t.1"}))).unwrap();
-        assert_eq!(answer.sub_task_id.as_deref(), Some("t.1"));
+        assert_eq!(answer.stand_in_id.as_deref(), Some("t.1"));
         assert_eq!(answer.text, "Use savings.");
         let plain = follow_up("alice", &with_metadata(json!({"other": 1}))).unwrap();
-        assert_eq!(plain.sub_task_id, None);
+        assert_eq!(plain.stand_in_id, None);
     }
 
     #[test]

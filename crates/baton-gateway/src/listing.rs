@@ -18,10 +18,10 @@ use futures::StreamExt;
 use temporalio_client::{WorkflowExecution, WorkflowListOptions};
 
 use crate::a2a_task::task_of;
-use crate::handler::TemporalHandler;
-use crate::handler::task_reader;
+use crate::extensions::task_reader;
 use crate::identity::{CallerKind, caller};
-use crate::listing_cache::ListingKey;
+use crate::listing_cache::{ListingCache, ListingKey};
+use crate::tasks::Tasks;
 
 /// Whether a listing may be one the gateway read a moment ago.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -40,7 +40,8 @@ const SCAN_LIMIT: usize = 1000;
 const CONCURRENT_READS: usize = 16;
 
 pub async fn list_tasks(
-    handler: &TemporalHandler,
+    tasks: &Tasks,
+    listings: &ListingCache,
     params: &ServiceParams,
     req: ListTasksRequest,
     freshness: Freshness,
@@ -70,12 +71,11 @@ pub async fn list_tasks(
     };
     let views = match freshness {
         Freshness::MayBeKept => {
-            handler
-                .listings
-                .listing(key.clone(), || listing(handler, &key))
+            listings
+                .listing(key.clone(), || listing(tasks, &key))
                 .await?
         }
-        Freshness::Now => std::sync::Arc::new(listing(handler, &key).await?),
+        Freshness::Now => std::sync::Arc::new(listing(tasks, &key).await?),
     };
 
     let total = views.len();
@@ -92,7 +92,7 @@ pub async fn list_tasks(
     if include_artifacts || req.history_length.is_some_and(|n| n > 0) {
         page = futures::stream::iter(page)
             .map(|listed| async move {
-                match read_view(handler, &listed.task_id).await {
+                match read_view(tasks, &listed.task_id).await {
                     Some(full) => full,
                     None => {
                         tracing::warn!(task = %listed.task_id, "listed without its history and artifacts: the task did not answer");
@@ -104,7 +104,7 @@ pub async fn list_tasks(
             .collect()
             .await;
     }
-    let tasks = page
+    let page = page
         .iter()
         .map(|view| {
             let mut task = task_of(view, req.history_length.or(Some(0)), task_reader(params));
@@ -116,7 +116,7 @@ pub async fn list_tasks(
         .collect();
     let next = offset + page_size as usize;
     Ok(ListTasksResponse {
-        tasks,
+        tasks: page,
         next_page_token: if next < total {
             next.to_string()
         } else {
@@ -128,11 +128,11 @@ pub async fn list_tasks(
 }
 
 /// The caller's tasks that `key` filters on, newest first, from visibility.
-async fn listing(handler: &TemporalHandler, key: &ListingKey) -> Result<Vec<TaskView>, A2AError> {
-    let runs: Vec<_> = handler
+async fn listing(tasks: &Tasks, key: &ListingKey) -> Result<Vec<TaskView>, A2AError> {
+    let runs: Vec<_> = tasks
         .client
         .list_workflows(
-            visibility_query(handler, key),
+            visibility_query(tasks, key),
             WorkflowListOptions::builder().limit(SCAN_LIMIT).build(),
         )
         .collect()
@@ -144,7 +144,7 @@ async fn listing(handler: &TemporalHandler, key: &ListingKey) -> Result<Vec<Task
         ))
     })?;
     let (mut views, unlisted) = listed_views(runs);
-    let read = read_views(handler, unlisted).await;
+    let read = read_views(tasks, unlisted).await;
     views.extend(read);
     views.retain(|view| {
         let visible = view.participants.iter().any(|p| p.id == key.caller);
@@ -167,13 +167,13 @@ async fn listing(handler: &TemporalHandler, key: &ListingKey) -> Result<Vec<Task
 
 /// The visibility query: by task queue, and, when tasks carry Baton's search attributes, by the
 /// caller, the context and the state too, so only their tasks are read.
-fn visibility_query(handler: &TemporalHandler, key: &ListingKey) -> String {
+fn visibility_query(tasks: &Tasks, key: &ListingKey) -> String {
     let quote = |value: &str| format!("'{}'", value.replace(['\'', '\\'], ""));
     let mut query = format!(
         "WorkflowType = 'TaskWorkflow' AND TaskQueue = {}",
-        quote(&handler.config.task_queue)
+        quote(&tasks.config.task_queue)
     );
-    if handler.config.search_attributes {
+    if tasks.config.search_attributes {
         query += &format!(" AND BatonParticipants = {}", quote(&key.caller));
         if let Some(context) = &key.context_id {
             query += &format!(" AND A2AContextId = {}", quote(context));
@@ -218,9 +218,9 @@ fn listed_views(runs: Vec<WorkflowExecution>) -> (Vec<TaskView>, Vec<String>) {
 
 /// Each task's view from its own `task` query, several at once, a bounded few; a task that
 /// cannot be read (ended and gone, its worker away) is left out.
-async fn read_views(handler: &TemporalHandler, ids: Vec<String>) -> Vec<TaskView> {
+async fn read_views(tasks: &Tasks, ids: Vec<String>) -> Vec<TaskView> {
     futures::stream::iter(ids)
-        .map(|id| async move { read_view(handler, &id).await })
+        .map(|id| async move { read_view(tasks, &id).await })
         .buffer_unordered(CONCURRENT_READS)
         .filter_map(|view| async move { view })
         .collect()
@@ -229,9 +229,9 @@ async fn read_views(handler: &TemporalHandler, ids: Vec<String>) -> Vec<TaskView
 
 /// The task's view from its `task` query, in half the call timeout, so that a listing whose
 /// tasks do not answer still answers, within the whole timeout, with what visibility holds.
-async fn read_view(handler: &TemporalHandler, task_id: &str) -> Option<TaskView> {
-    let half = handler.config.temporal_timeout / 2;
-    match tokio::time::timeout(half, handler.view(task_id)).await {
+async fn read_view(tasks: &Tasks, task_id: &str) -> Option<TaskView> {
+    let half = tasks.config.temporal_timeout / 2;
+    match tokio::time::timeout(half, tasks.view(task_id)).await {
         Ok(Ok(view)) => Some(view),
         _ => None,
     }
@@ -254,7 +254,7 @@ mod tests {
     fn view(state: TaskState, status_message: Option<&str>) -> TaskView {
         let mut view: TaskView = serde_json::from_value(serde_json::json!({
             "task_id": "t-1", "name": "books", "state": "TASK_STATE_WORKING",
-            "sub_tasks": [{"name": "ledger", "agent": "ledger", "workflow_id": "t-1/ledger",
+            "sub_tasks": [{"name": "ledger", "agent": "ledger", "stand_in_id": "t-1/ledger",
                 "state": "TASK_STATE_WORKING", "remote_task_id": "r-1", "resolved": false}],
             "turns": 2, "context_id": "c-1", "event_seq": 9, "goal": "balance the books",
             "participants": [{"id": "alice", "kind": "human", "role": "reporter"}],

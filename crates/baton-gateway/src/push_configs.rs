@@ -3,8 +3,10 @@
 //! must be http or https, and may not point at a loopback, private or link-local address unless
 //! `server.allow_private_push_urls` says so: a caller must not make Baton call into its network.
 
+use crate::config::GatewayConfig;
 use a2a::{A2AError, AuthenticationInfo, TaskPushNotificationConfig};
 use baton_core::deployment_key::DeploymentKey;
+use baton_core::derived_id::derived_id;
 use baton_core::network::{is_internal_host, is_own_push_receiver};
 use baton_proto::{PushAuthentication, PushConfig};
 use url::Url;
@@ -69,6 +71,28 @@ pub fn to_a2a(task_id: &str, config: &PushConfig) -> TaskPushNotificationConfig 
         }),
         tenant: None,
     }
+}
+
+/// A webhook a caller asks for on `task_id`, checked: its URL may not reach into this
+/// network unless allowed, and an inline config may not name another task.
+pub fn checked(
+    config: &GatewayConfig,
+    task_id: &str,
+    req: &TaskPushNotificationConfig,
+) -> Result<PushConfig, A2AError> {
+    if !req.task_id.is_empty() && req.task_id != task_id {
+        return Err(A2AError::invalid_params(format!(
+            "the push config names task {} but the message goes to task {task_id}",
+            req.task_id
+        )));
+    }
+    check_url(&req.url, &config.public_url, config.allow_private_push_urls)?;
+    let id = req
+        .id
+        .clone()
+        .filter(|id| !id.is_empty())
+        .unwrap_or_else(|| derived_id(&[task_id, &req.url]));
+    Ok(from_a2a(req, id, &config.deployment))
 }
 
 #[cfg(test)]

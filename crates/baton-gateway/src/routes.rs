@@ -90,7 +90,7 @@ pub fn gateway_routes(
         .layer(axum::middleware::from_fn(require_a2a_1));
     let a2a = authenticated(rest.merge(jsonrpc_router(traced.clone())))
         .merge(push_routes(
-            handler.client.clone(),
+            handler.tasks.client.clone(),
             &handler.config.task_queue,
             handler.config.temporal_timeout,
         ))

@@ -27,6 +27,17 @@ pub fn values() -> Vec<(&'static str, Value)> {
         one("TaskView", view()),
         one("TaskMessage", task_message()),
         one("EventPage", event_page()),
+        one("EventLog", event_log()),
+        one(
+            "ContentRef",
+            ContentRef {
+                digest: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                    .into(),
+                size: BIG,
+                media_type: "image/png".into(),
+                name: Some("chart.png".into()),
+            },
+        ),
         one("EventEntry", event_entry()),
         one("ForwardedReply", forwarded()),
         one("TaskRoster", task_roster()),
@@ -55,13 +66,7 @@ pub fn values() -> Vec<(&'static str, Value)> {
         one("InvokeToolIn", tool_in()),
         one("InvokeToolOut", tool_out()),
         one("PushDelivery", delivery()),
-        one(
-            "DelegationEnd",
-            DelegationEnd {
-                agent: "ledger".into(),
-                state: TaskState::Completed,
-            },
-        ),
+        one("DelegationEnd", delegation_end()),
         one(
             "TaskFailure",
             TaskFailure {
@@ -123,8 +128,7 @@ fn carry() -> TaskCarry {
         history: history_items(),
         sub_tasks: vec![row()],
         pending_notes: vec!["Sub-task balance is COMPLETED.".into()],
-        events: vec![event_entry()],
-        next_seq: BIG,
+        log: event_log(),
         turns: 3,
         turns_since_message: 2,
         last_answer: Some("Waiting on the ledger.".into()),
@@ -139,6 +143,9 @@ fn carry() -> TaskCarry {
         compacted: 6,
         roster: Some(task_roster()),
         deadline_at_ms: Some(1_775_000_000_000),
+        status_message: Some("Which account?".into()),
+        outbox: vec![delivery()],
+        ended: vec![delegation_end()],
     }
 }
 
@@ -194,7 +201,7 @@ fn tool_call() -> ToolCallRecord {
 
 fn row() -> SubTaskRow {
     SubTaskRow {
-        workflow_id: "books-1.1".into(),
+        stand_in_id: "books-1.1".into(),
         name: "balance".into(),
         agent: "ledger".into(),
         remote_task_id: Some("4b1f9c2e".into()),
@@ -208,7 +215,7 @@ fn row() -> SubTaskRow {
 
 fn child_done() -> ChildDone {
     ChildDone {
-        workflow_id: "books-1.1".into(),
+        stand_in_id: "books-1.1".into(),
         remote_task_id: "4b1f9c2e".into(),
         state: TaskState::InputRequired,
         sub_state: Some("awaiting-answer".into()),
@@ -222,7 +229,7 @@ fn inbox_message() -> InboxMessage {
         participant_id: "alice".into(),
         text: "Use the savings account.".into(),
         push_config: Some(push_config()),
-        sub_task_id: Some("books-1.1".into()),
+        stand_in_id: Some("books-1.1".into()),
     }
 }
 
@@ -282,6 +289,13 @@ fn task_message() -> TaskMessage {
         message_id: "m-1".into(),
         role: MessageRole::Agent,
         text: "Where is my order?".into(),
+    }
+}
+
+fn event_log() -> EventLog {
+    EventLog {
+        events: vec![event_entry()],
+        next_seq: BIG,
     }
 }
 
@@ -370,7 +384,7 @@ fn watch() -> RemoteWatch {
 
 fn remote_carry() -> RemoteCarry {
     RemoteCarry {
-        watch: watch(),
+        watch: Some(watch()),
         told: Some(snapshot()),
         push_pending: true,
         claimed: Some(TaskState::Completed),
@@ -538,6 +552,13 @@ fn tool_out() -> InvokeToolOut {
     InvokeToolOut {
         content: "no order 9999".into(),
         is_error: true,
+    }
+}
+
+fn delegation_end() -> DelegationEnd {
+    DelegationEnd {
+        agent: "ledger".into(),
+        state: TaskState::Completed,
     }
 }
 

@@ -35,6 +35,8 @@ pub const MESSAGES: &[(&str, RoundTrip)] = &[
     ("TaskView", via::<TaskView>),
     ("TaskMessage", via::<TaskMessage>),
     ("EventPage", via::<EventPage>),
+    ("EventLog", via::<EventLog>),
+    ("ContentRef", via::<ContentRef>),
     ("EventEntry", via::<EventEntry>),
     ("TaskEvent", via::<TaskEvent>),
     ("ForwardedReply", via::<ForwardedReply>),

@@ -4,6 +4,7 @@
 //! provider, MCP servers, the embedded Temporal launcher, and what strangers send. The end-to-end
 //! tests, which run the binary, are `crates/baton-cli/tests/e2e`.
 
+mod content_store;
 mod embedded_temporal;
 mod hostile_inputs;
 mod mcp_servers;

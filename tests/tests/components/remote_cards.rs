@@ -63,6 +63,13 @@ async fn server_with(edit: impl FnOnce(&mut Value)) -> CardServer {
     server
 }
 
+/// Connecting to the card at `url` fails with `code`, and the error says `says`.
+async fn assert_refused(url: &str, code: &str, says: &str) {
+    let error = connect(url, CardLimits::default()).await.err().unwrap();
+    assert_eq!(error.code(), code, "{error}");
+    assert!(error.to_string().contains(says), "{error}");
+}
+
 #[tokio::test]
 async fn a_plain_card_is_accepted_and_every_request_carries_the_a2a_headers() {
     let server = server_with(|_| {}).await;
@@ -126,15 +133,12 @@ async fn a_required_unknown_extension_is_refused_naming_it() {
         c["capabilities"]["extensions"] = json!([{"uri": "urn:example:billing", "required": true}]);
     })
     .await;
-    let error = connect(&server.url(), CardLimits::default())
-        .await
-        .err()
-        .unwrap();
-    assert_eq!(error.code(), "a2a.unsupported_extension");
-    assert!(
-        error.to_string().contains("extension=urn:example:billing"),
-        "{error}"
-    );
+    assert_refused(
+        &server.url(),
+        "a2a.unsupported_extension",
+        "extension=urn:example:billing",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -182,12 +186,7 @@ async fn a_0_3_only_card_is_refused() {
         object.insert("preferredTransport".into(), json!("JSONRPC"));
     })
     .await;
-    let error = connect(&server.url(), CardLimits::default())
-        .await
-        .err()
-        .unwrap();
-    assert_eq!(error.code(), "a2a.no_compatible_interface");
-    assert!(error.to_string().contains("0.3"), "{error}");
+    assert_refused(&server.url(), "a2a.no_compatible_interface", "0.3").await;
 }
 
 #[tokio::test]
@@ -197,15 +196,12 @@ async fn a_huge_card_is_refused_without_reading_it_all() {
         baton_tests::card_server_json(format!(r#"{{"name":"{huge}"}}"#))
     })
     .await;
-    let error = connect(&server.url(), CardLimits::default())
-        .await
-        .err()
-        .unwrap();
-    assert_eq!(error.code(), "a2a.card_unavailable");
-    assert!(
-        error.to_string().contains("larger than 1048576 bytes"),
-        "{error}"
-    );
+    assert_refused(
+        &server.url(),
+        "a2a.card_unavailable",
+        "larger than 1048576 bytes",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -219,12 +215,7 @@ async fn a_huge_card_without_a_length_is_cut_off_while_streaming() {
             .unwrap()
     })
     .await;
-    let error = connect(&server.url(), CardLimits::default())
-        .await
-        .err()
-        .unwrap();
-    assert_eq!(error.code(), "a2a.card_unavailable");
-    assert!(error.to_string().contains("larger than"), "{error}");
+    assert_refused(&server.url(), "a2a.card_unavailable", "larger than").await;
 }
 
 #[tokio::test]
@@ -274,12 +265,7 @@ async fn a_card_that_is_not_json_is_invalid() {
 async fn an_error_status_is_reported_with_the_status() {
     let server =
         CardServer::start(|_| Response::builder().status(404).body(Body::empty()).unwrap()).await;
-    let error = connect(&server.url(), CardLimits::default())
-        .await
-        .err()
-        .unwrap();
-    assert_eq!(error.code(), "a2a.card_unavailable");
-    assert!(error.to_string().contains("404"), "{error}");
+    assert_refused(&server.url(), "a2a.card_unavailable", "404").await;
 }
 
 #[tokio::test]

@@ -452,7 +452,7 @@ async fn a_participant_s_answer_through_the_parent_reaches_the_agent() {
         .await;
 
     let answer_to = |id: &str| InboxMessage {
-        sub_task_id: Some("t.1".into()),
+        stand_in_id: Some("t.1".into()),
         ..message(id, "alice", "the savings account")
     };
     h.send("t", answer_to("a-1"))

@@ -366,7 +366,7 @@ async fn an_answer_to_a_sub_task_that_asks_nothing_is_refused() {
 
     for sub_task in ["t.1", "t.9"] {
         let answer_to = InboxMessage {
-            sub_task_id: Some(sub_task.into()),
+            stand_in_id: Some(sub_task.into()),
             ..message(&format!("a-{sub_task}"), "alice", "the savings account")
         };
         let refused = refusal(h.send("t", answer_to).await);
@@ -616,7 +616,7 @@ async fn a_parent_waits_for_its_sub_task_and_ignores_stray_and_late_news() {
     assert_eq!(h.scheduled("t", "invoke_model").await, 2);
 
     let done = |row: &str, state, summary: &str| baton_proto::ChildDone {
-        workflow_id: row.into(),
+        stand_in_id: row.into(),
         remote_task_id: "r-1".into(),
         state,
         sub_state: None,

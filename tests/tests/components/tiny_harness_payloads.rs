@@ -242,7 +242,7 @@ fn row(
     sub_state: Option<&str>,
 ) -> SubTaskRow {
     SubTaskRow {
-        workflow_id: id.into(),
+        stand_in_id: id.into(),
         name: "n".into(),
         agent: agent.into(),
         remote_task_id: remote.map(str::to_string),

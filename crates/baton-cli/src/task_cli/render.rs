@@ -145,7 +145,7 @@ mod tests {
 
     fn row(state: baton_proto::TaskState, summary: Option<&str>) -> SubTaskRow {
         SubTaskRow {
-            workflow_id: "t.1".into(),
+            stand_in_id: "t.1".into(),
             name: "balance".into(),
             agent: "ledger".into(),
             remote_task_id: Some("r-9".into()),

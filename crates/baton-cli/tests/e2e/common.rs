@@ -3,7 +3,12 @@
 use std::path::Path;
 use std::time::Duration;
 
+use baton_tests::PythonPeer;
+use baton_tests::engine::Engine;
+use baton_tests::fake_model::{FakeModel, Scripted};
 use serde_json::Value;
+use temporalio_common::protos::temporal::api::history::v1::HistoryEvent;
+use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 
 /// The `baton` binary Cargo built for these tests.
 pub fn baton() -> &'static Path {
@@ -16,4 +21,26 @@ pub const WITHIN: Duration = Duration::from_secs(90);
 /// Everything a model request carried, as one string to search.
 pub fn all_text(request: &Value) -> String {
     request["messages"].to_string()
+}
+
+/// A Python a2a-sdk peer started with `peer_args` as the agent `ledger`, a model that says
+/// `script` in turn, and a worker delegating to the peer with the agent settings `settings`.
+pub async fn with_python_ledger(
+    peer_args: &[&str],
+    script: Vec<Scripted>,
+    settings: &str,
+) -> (PythonPeer, FakeModel, Engine) {
+    let peer = PythonPeer::start(peer_args).await;
+    let model = FakeModel::start(script).await;
+    let engine = Engine::with_ledger(baton(), &model.base_url(), &peer.url(), settings).await;
+    (peer, model, engine)
+}
+
+/// Whether the run these are the events of was started by a continue-as-new.
+pub fn continued(events: &[HistoryEvent]) -> bool {
+    matches!(
+        events.first().and_then(|e| e.attributes.as_ref()),
+        Some(Attributes::WorkflowExecutionStartedEventAttributes(started))
+            if !started.continued_execution_run_id.is_empty()
+    )
 }

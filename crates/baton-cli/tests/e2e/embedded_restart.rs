@@ -58,7 +58,7 @@ fn temporal_cli(port: u16, args: &[&str]) -> bool {
 async fn a_killed_server_is_started_again_and_one_that_keeps_dying_is_given_up() {
     let state = tempfile::tempdir().unwrap();
     let [port] = free_ports();
-    let (mut serve, logged) = temporal_serve(state.path(), port).await;
+    let (mut serve, mut logged) = temporal_serve(state.path(), port).await;
     let baton_pid = serve.id().unwrap();
     assert!(temporal_cli(
         port,
@@ -110,7 +110,7 @@ async fn a_killed_server_is_started_again_and_one_that_keeps_dying_is_given_up()
         .await
         .unwrap();
     assert!(!status.success(), "{status}");
-    let text = logged.lock().unwrap().join("\n");
+    let text = logged.all_once_closed().await;
     assert!(
         text.contains("died 4 times") && text.contains("is not started again"),
         "{text}"
@@ -126,7 +126,7 @@ async fn a_killed_server_is_started_again_and_one_that_keeps_dying_is_given_up()
 async fn a_server_stopped_from_outside_is_not_started_again() {
     let state = tempfile::tempdir().unwrap();
     let [port] = free_ports();
-    let (mut serve, logged) = temporal_serve(state.path(), port).await;
+    let (mut serve, mut logged) = temporal_serve(state.path(), port).await;
     let baton_pid = serve.id().unwrap();
     let server = server_of(baton_pid);
     let stopped = std::process::Command::new("kill")
@@ -138,7 +138,7 @@ async fn a_server_stopped_from_outside_is_not_started_again() {
         .await
         .unwrap();
     assert!(!status.success(), "{status}");
-    let text = logged.lock().unwrap().join("\n");
+    let text = logged.all_once_closed().await;
     assert!(text.contains("stopped from outside Baton"), "{text}");
     assert_eq!(count(&logged, "starting it again"), 0, "{text}");
 }
@@ -235,7 +235,7 @@ async fn a_task_running_when_the_server_dies_ends_with_its_answer() {
 
 /// `baton temporal serve` on an embedded server in `state` on `port`, once it has printed its
 /// Web UI line; and the lines it logs.
-async fn temporal_serve(state: &Path, port: u16) -> (tokio::process::Child, Lines) {
+async fn temporal_serve(state: &Path, port: u16) -> (tokio::process::Child, Logged) {
     let config = state.join("baton.toml");
     std::fs::write(&config, embedded_config(state, port, "")).unwrap();
     let mut serve = tokio::process::Command::new(baton())
@@ -260,24 +260,40 @@ async fn temporal_serve(state: &Path, port: u16) -> (tokio::process::Child, Line
     (serve, logged)
 }
 
-type Lines = Arc<Mutex<Vec<String>>>;
+/// The lines a process writes, collected as they come.
+struct Logged {
+    lines: Arc<Mutex<Vec<String>>>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl Logged {
+    /// Everything written, once the process has closed the stream: a process that has exited
+    /// may still have lines in the pipe that the reader has not taken yet.
+    async fn all_once_closed(&mut self) -> String {
+        within("the log to close", HANG_GUARD, &mut self.reader)
+            .await
+            .unwrap();
+        self.lines.lock().unwrap().join("\n")
+    }
+}
 
 /// Collects the lines of `stream` as they come, echoing them for a failed test's output.
-fn read_lines(stream: impl tokio::io::AsyncRead + Unpin + Send + 'static) -> Lines {
-    let lines = Lines::default();
+fn read_lines(stream: impl tokio::io::AsyncRead + Unpin + Send + 'static) -> Logged {
+    let lines = Arc::new(Mutex::new(Vec::new()));
     let collected = lines.clone();
-    tokio::spawn(async move {
+    let reader = tokio::spawn(async move {
         let mut reader = BufReader::new(stream).lines();
         while let Ok(Some(line)) = reader.next_line().await {
             eprintln!("{line}");
             collected.lock().unwrap().push(line);
         }
     });
-    lines
+    Logged { lines, reader }
 }
 
-fn count(lines: &Lines, needle: &str) -> usize {
-    lines
+fn count(logged: &Logged, needle: &str) -> usize {
+    logged
+        .lines
         .lock()
         .unwrap()
         .iter()

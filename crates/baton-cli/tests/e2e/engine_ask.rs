@@ -3,10 +3,11 @@
 //! model reads the answer; a question nobody answers ends the task FAILED at the idle timeout;
 //! and a Baton peer that asks is answered by its delegating Baton's model on the same task.
 
-use crate::common::{WITHIN, baton};
+use crate::common::{WITHIN, baton, continued};
 use baton_proto::{InboxMessage, MessageRole, TaskState};
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, task_input};
-use baton_tests::fake_model::{FakeModel, call, reply};
+use baton_tests::fake_model::{FakeModel, call, delegate, reply};
+use baton_tests::wait::poll_until;
 use serde_json::{Value, json};
 
 fn shown(request: &Value) -> String {
@@ -65,7 +66,7 @@ async fn a_question_waits_for_the_participant_s_answer_which_the_model_reads() {
                 participant_id: "alice".into(),
                 text: "Order 1042".into(),
                 push_config: None,
-                sub_task_id: None,
+                stand_in_id: None,
             },
         )
         .await
@@ -85,6 +86,64 @@ async fn a_question_waits_for_the_participant_s_answer_which_the_model_reads() {
     );
 }
 
+/// A task that continues as new while it waits for its answer still shows its question: the
+/// status message crosses into the next run with everything else the task holds.
+#[tokio::test]
+async fn a_task_that_continues_as_new_while_it_asks_still_shows_its_question() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![
+        call(
+            "ask_participant",
+            json!({"question": "Which order do you mean?"}),
+        ),
+        reply("Order 1042 shipped on Monday."),
+    ])
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url());
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-rolled-question",
+            with_alice("When did my order ship?", json!({"history_event_bound": 5})),
+        )
+        .await;
+    poll_until("the asking task to continue as new", WITHIN, || async {
+        continued(&temporal.history("t-rolled-question").await).then_some(())
+    })
+    .await;
+    let asking = temporal
+        .wait_for_task("t-rolled-question", WITHIN, |v| {
+            v.state == TaskState::InputRequired
+        })
+        .await;
+    assert_eq!(asking.sub_state.as_deref(), Some("awaiting-answer"));
+    assert_eq!(
+        asking.status_message.as_deref(),
+        Some("Which order do you mean?"),
+        "{asking:#?}"
+    );
+
+    temporal
+        .send_inbox(
+            "t-rolled-question",
+            InboxMessage {
+                message_id: "m-answer".into(),
+                participant_id: "alice".into(),
+                text: "Order 1042".into(),
+                push_config: None,
+                stand_in_id: None,
+            },
+        )
+        .await
+        .expect("the answer is taken");
+    let view = temporal
+        .wait_for_task("t-rolled-question", WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+    assert!(shown(&model.requests()[1]).contains("Order 1042"));
+}
+
 #[tokio::test]
 async fn a_question_nobody_answers_fails_the_task_at_the_idle_timeout() {
     let temporal = TestTemporal::start().await;
@@ -95,15 +154,13 @@ async fn a_question_nobody_answers_fails_the_task_at_the_idle_timeout() {
     .await;
     let config = WorkerConfig::new(&temporal, &model.base_url());
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(
+    let view = temporal
+        .run_to_end(
             &config.task_queue,
             "t-unanswered",
             with_alice("When did my order ship?", json!({"idle_timeout_secs": 2})),
+            WITHIN,
         )
-        .await;
-    let view = temporal
-        .wait_for_task("t-unanswered", WITHIN, |v| v.state.is_terminal())
         .await;
     assert_eq!(view.state, TaskState::Failed, "{view:#?}");
     assert_eq!(
@@ -143,10 +200,7 @@ async fn a_baton_peer_that_asks_is_answered_by_the_delegating_baton_s_model() {
         } else if text.contains("started on") {
             reply("Waiting for the ledger.")
         } else {
-            call(
-                "spawn_subtask",
-                json!({"name": "balance", "goal": "Does the account balance?", "agent": "ledger"}),
-            )
+            delegate("balance", "Does the account balance?", "ledger")
         }
     })
     .await;
@@ -154,15 +208,13 @@ async fn a_baton_peer_that_asks_is_answered_by_the_delegating_baton_s_model() {
         .with_push_receiver()
         .agent("ledger", &ledger_url, "");
     let _desk = WorkerProcess::start(baton(), &desk.render()).await;
-    temporal
-        .start_task(
+    let view = temporal
+        .run_to_end(
             &desk.task_queue,
             "t-desk",
             task_input("books", "Check the books."),
+            WITHIN,
         )
-        .await;
-    let view = temporal
-        .wait_for_task("t-desk", WITHIN, |v| v.state.is_terminal())
         .await;
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
     assert_eq!(

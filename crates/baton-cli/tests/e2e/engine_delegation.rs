@@ -9,7 +9,7 @@ use baton_tests::PythonPeer;
 use baton_tests::engine::{
     A2aProxy, TestTemporal, WorkerConfig, WorkerProcess, a2a_rpc, task_input,
 };
-use baton_tests::fake_model::{FakeModel, ModelResponseSpec, Scripted, call, reply};
+use baton_tests::fake_model::{FakeModel, call, delegate, delegate_each, reply};
 use baton_tests::metrics::{sample, scrape};
 use baton_tests::wait::poll_until;
 use serde_json::{Value, json};
@@ -41,21 +41,20 @@ async fn an_agent_that_finishes_at_once_resolves_its_row_from_the_create_with_no
     let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--name", "Ledger", "--behaviour", "complete"]).await;
     let model = FakeModel::start(vec![
-        call(
-            "spawn_subtask",
-            json!({"name": "balance", "goal": "Is the ledger balanced?", "agent": "ledger"}),
-        ),
+        delegate("balance", "Is the ledger balanced?", "ledger"),
         reply("The ledger says it is balanced."),
     ])
     .await;
     let config = WorkerConfig::new(&temporal, &model.base_url()).agent("ledger", &peer.url(), "");
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
 
-    temporal
-        .start_task(&config.task_queue, "t-fast", task_input("books", "Check."))
-        .await;
     let view = temporal
-        .wait_for_task("t-fast", WITHIN, |v| v.state.is_terminal())
+        .run_to_end(
+            &config.task_queue,
+            "t-fast",
+            task_input("books", "Check."),
+            WITHIN,
+        )
         .await;
 
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
@@ -143,7 +142,7 @@ async fn a_delegation_runs_to_completion_and_the_parent_reads_the_result() {
     );
     assert_eq!(view.sub_tasks.len(), 1);
     let row = &view.sub_tasks[0];
-    assert_eq!(row.workflow_id, "t-happy.1");
+    assert_eq!(row.stand_in_id, "t-happy.1");
     assert_eq!(row.agent, "ledger");
     assert_eq!(row.state, TaskState::Completed);
     assert!(row.resolved);
@@ -213,10 +212,7 @@ async fn each_delegation_is_counted_once_though_its_workflows_keep_replaying() {
     let temporal = TestTemporal::start().await;
     let peer = PythonPeer::start(&["--behaviour", "work", "--work-seconds", "1"]).await;
     let model = FakeModel::start(vec![
-        call(
-            "spawn_subtask",
-            json!({"name": "balance", "goal": "g", "agent": "ledger"}),
-        ),
+        delegate("balance", "g", "ledger"),
         reply("Waiting on the ledger."),
         reply("Done."),
     ])
@@ -271,10 +267,7 @@ async fn a_delegation_to_an_agent_that_speaks_only_grpc_runs_over_grpc() {
     ])
     .await;
     let model = FakeModel::start(vec![
-        call(
-            "spawn_subtask",
-            json!({"name": "balance", "goal": "Is the ledger balanced?", "agent": "ledger"}),
-        ),
+        delegate("balance", "Is the ledger balanced?", "ledger"),
         reply("Waiting on the ledger."),
         reply("All done."),
     ])
@@ -286,11 +279,13 @@ async fn a_delegation_to_an_agent_that_speaks_only_grpc_runs_over_grpc() {
         "allow_other_origin = true",
     );
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(&config.task_queue, "t-grpc", task_input("books", "Check."))
-        .await;
     let view = temporal
-        .wait_for_task("t-grpc", Duration::from_secs(60), |v| v.state.is_terminal())
+        .run_to_end(
+            &config.task_queue,
+            "t-grpc",
+            task_input("books", "Check."),
+            Duration::from_secs(60),
+        )
         .await;
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
     assert_eq!(view.sub_tasks[0].state, TaskState::Completed);
@@ -324,19 +319,10 @@ async fn a_delegation_past_its_deadline_is_cancelled_on_the_agent_and_fails_with
         } else if text.contains("started on") {
             reply("Waiting.")
         } else {
-            Scripted::Reply(ModelResponseSpec {
-                text: None,
-                tool_calls: vec![
-                    (
-                        "spawn_subtask".into(),
-                        json!({"name": "by-push", "goal": "g", "agent": "pushing"}),
-                    ),
-                    (
-                        "spawn_subtask".into(),
-                        json!({"name": "followed", "goal": "g", "agent": "streaming", "deadline_seconds": 2}),
-                    ),
-                ],
-            })
+            delegate_each(&[
+                json!({"name": "by-push", "goal": "g", "agent": "pushing"}),
+                json!({"name": "followed", "goal": "g", "agent": "streaming", "deadline_secs": 2}),
+            ])
         }
     })
     .await;
@@ -346,11 +332,13 @@ async fn a_delegation_past_its_deadline_is_cancelled_on_the_agent_and_fails_with
         .agent("pushing", &pushing.url(), "deadline = \"3s\"")
         .agent("streaming", &streaming.url(), "");
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(&config.task_queue, "t-late", task_input("late", "Do both."))
-        .await;
     let view = temporal
-        .wait_for_task("t-late", Duration::from_secs(60), |v| v.state.is_terminal())
+        .run_to_end(
+            &config.task_queue,
+            "t-late",
+            task_input("late", "Do both."),
+            Duration::from_secs(60),
+        )
         .await;
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
     assert_eq!(view.last_answer.as_deref(), Some("Both ran out of time."));
@@ -408,19 +396,10 @@ async fn the_parents_model_answers_a_sub_tasks_question_on_the_same_remote_task(
         {
             reply("Both answered and done.")
         } else if !text.contains("started on") {
-            Scripted::Reply(ModelResponseSpec {
-                text: None,
-                tool_calls: vec![
-                    (
-                        "spawn_subtask".into(),
-                        json!({"name": "by-push", "goal": "g", "agent": "pushing"}),
-                    ),
-                    (
-                        "spawn_subtask".into(),
-                        json!({"name": "followed", "goal": "g", "agent": "streaming"}),
-                    ),
-                ],
-            })
+            delegate_each(&[
+                json!({"name": "by-push", "goal": "g", "agent": "pushing"}),
+                json!({"name": "followed", "goal": "g", "agent": "streaming"}),
+            ])
         } else if let Some(id) = asked.into_iter().find(|id| !answered(id)) {
             call(
                 "reply_to_subtask",
@@ -436,11 +415,13 @@ async fn the_parents_model_answers_a_sub_tasks_question_on_the_same_remote_task(
         .agent("pushing", &pushing.url(), "")
         .agent("streaming", &streaming.url(), "updates = \"follow\"");
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(&config.task_queue, "t-ask", task_input("ask", "Do both."))
-        .await;
     let view = temporal
-        .wait_for_task("t-ask", Duration::from_secs(60), |v| v.state.is_terminal())
+        .run_to_end(
+            &config.task_queue,
+            "t-ask",
+            task_input("ask", "Do both."),
+            Duration::from_secs(60),
+        )
         .await;
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
     assert_eq!(view.last_answer.as_deref(), Some("Both answered and done."));
@@ -484,13 +465,13 @@ async fn the_parents_model_answers_a_sub_tasks_question_on_the_same_remote_task(
 }
 
 /// A participant's message to the parent task, as the gateway sends it.
-fn answer_for(sub_task_id: &str, message_id: &str, text: &str) -> InboxMessage {
+fn answer_for(stand_in_id: &str, message_id: &str, text: &str) -> InboxMessage {
     InboxMessage {
         message_id: message_id.into(),
         participant_id: "alice".into(),
         text: text.into(),
         push_config: None,
-        sub_task_id: Some(sub_task_id.into()),
+        stand_in_id: Some(stand_in_id.into()),
     }
 }
 
@@ -503,10 +484,7 @@ async fn an_authorisation_request_is_relayed_to_the_participants_who_answer_thro
         if text.contains("is COMPLETED: authorised:") {
             reply("Signed in and done.")
         } else if !text.contains("started on") {
-            call(
-                "spawn_subtask",
-                json!({"name": "balance", "goal": "g", "agent": "ledger"}),
-            )
+            delegate("balance", "g", "ledger")
         } else if text.contains("is AUTH_REQUIRED: please sign in")
             && !text.contains("subtask.needs_authorisation")
         {
@@ -617,19 +595,10 @@ async fn the_deadline_goes_to_an_agent_that_advertises_the_deadline_extension_an
         } else if text.contains("started on") {
             reply("Waiting.")
         } else {
-            Scripted::Reply(ModelResponseSpec {
-                text: None,
-                tool_calls: vec![
-                    (
-                        "spawn_subtask".into(),
-                        json!({"name": "a", "goal": "g", "agent": "knowing", "deadline_seconds": 600}),
-                    ),
-                    (
-                        "spawn_subtask".into(),
-                        json!({"name": "b", "goal": "g", "agent": "plain", "deadline_seconds": 600}),
-                    ),
-                ],
-            })
+            delegate_each(&[
+                json!({"name": "a", "goal": "g", "agent": "knowing", "deadline_secs": 600}),
+                json!({"name": "b", "goal": "g", "agent": "plain", "deadline_secs": 600}),
+            ])
         }
     })
     .await;
@@ -637,11 +606,13 @@ async fn the_deadline_goes_to_an_agent_that_advertises_the_deadline_extension_an
         .agent("knowing", &knowing.url(), "")
         .agent("plain", &plain.url(), "");
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(&config.task_queue, "t-time", task_input("time", "Do both."))
-        .await;
     let view = temporal
-        .wait_for_task("t-time", WITHIN, |v| v.state.is_terminal())
+        .run_to_end(
+            &config.task_queue,
+            "t-time",
+            task_input("time", "Do both."),
+            WITHIN,
+        )
         .await;
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
 
@@ -665,10 +636,7 @@ async fn a_participant_answers_a_sub_task_over_a2a_through_the_parent_task() {
         } else if text.contains("started on") {
             reply("The ledger asks which account; waiting.")
         } else {
-            call(
-                "spawn_subtask",
-                json!({"name": "balance", "goal": "g", "agent": "ledger"}),
-            )
+            delegate("balance", "g", "ledger")
         }
     })
     .await;
@@ -701,7 +669,7 @@ async fn a_participant_answers_a_sub_task_over_a2a_through_the_parent_task() {
                 && v.turns >= 2
         })
         .await;
-    let sub_task = asking.sub_tasks[0].workflow_id.clone();
+    let sub_task = asking.sub_tasks[0].stand_in_id.clone();
 
     // A sub-task that does not exist is refused as bad params, and nothing changes.
     let refused = a2a_rpc(
@@ -859,7 +827,7 @@ fn answer(text: &str) -> InboxMessage {
         participant_id: "alice".into(),
         text: text.into(),
         push_config: None,
-        sub_task_id: None,
+        stand_in_id: None,
     }
 }
 
@@ -957,15 +925,13 @@ async fn without_a_gateway_self_is_not_offered_and_a_null_spawn_is_refused_at_on
         1,
         "the reason is given at start"
     );
-    temporal
-        .start_task(
+    let view = temporal
+        .run_to_end(
             &config.task_queue,
             "t-alone",
             task_input("sum", "Add 2 and 2."),
+            WITHIN,
         )
-        .await;
-    let view = temporal
-        .wait_for_task("t-alone", WITHIN, |v| v.state.is_terminal())
         .await;
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
     assert!(view.sub_tasks.is_empty(), "no sub-task was created");

@@ -8,7 +8,7 @@ use crate::common::{WITHIN, baton};
 use baton_proto::{TaskEvent, TaskState};
 use baton_tests::PythonPeer;
 use baton_tests::engine::{Engine, TestTemporal, WorkerConfig, WorkerProcess, a2a_rpc, task_input};
-use baton_tests::fake_model::{FakeModel, call, reply};
+use baton_tests::fake_model::{FakeModel, delegate, reply};
 use baton_tests::metrics::{sample, scrape};
 use baton_tests::wait::poll_until;
 use baton_workflows::TaskWorkflow;
@@ -23,10 +23,7 @@ use temporalio_common::protos::temporal::api::history::v1::history_event::Attrib
 use temporalio_common::protos::temporal::api::workflow::v1::PendingActivityInfo;
 
 fn delegate_then(answers: &[&str]) -> Vec<baton_tests::fake_model::Scripted> {
-    let mut script = vec![call(
-        "spawn_subtask",
-        json!({"name": "balance", "goal": "Is the ledger balanced?", "agent": "ledger"}),
-    )];
+    let mut script = vec![delegate("balance", "Is the ledger balanced?", "ledger")];
     script.extend(answers.iter().map(|a| reply(a)));
     script
 }
@@ -155,10 +152,7 @@ async fn a_worker_killed_mid_delegation_finishes_the_parent_with_one_remote_task
         } else if shown.contains("started on") {
             reply("Waiting.")
         } else {
-            call(
-                "spawn_subtask",
-                json!({"name": "balance", "goal": "Is the ledger balanced?", "agent": "ledger"}),
-            )
+            delegate("balance", "Is the ledger balanced?", "ledger")
         }
     })
     .await;
@@ -167,9 +161,12 @@ async fn a_worker_killed_mid_delegation_finishes_the_parent_with_one_remote_task
         temporal,
         config,
         mut worker,
-    } = Engine::start(baton(), &model.base_url(), |c| {
-        c.agent("ledger", &peer.url(), "follow_interval = \"1s\"")
-    })
+    } = Engine::with_ledger(
+        baton(),
+        &model.base_url(),
+        &peer.url(),
+        "follow_interval = \"1s\"",
+    )
     .await;
     temporal
         .start_task(&config.task_queue, "t-crash", task_input("n", "g"))
@@ -209,9 +206,12 @@ async fn a_worker_killed_mid_delegation_finishes_the_parent_with_one_remote_task
 async fn the_parent_and_the_stand_in_continue_as_new_and_carry_everything() {
     let peer = PythonPeer::start(&["--behaviour", "work", "--work-seconds", "3"]).await;
     let model = FakeModel::start(delegate_then(&["Waiting.", "Balanced."])).await;
-    let engine = Engine::start(baton(), &model.base_url(), |c| {
-        c.agent("ledger", &peer.url(), "follow_interval = \"1s\"")
-    })
+    let engine = Engine::with_ledger(
+        baton(),
+        &model.base_url(),
+        &peer.url(),
+        "follow_interval = \"1s\"",
+    )
     .await;
     let temporal = &engine.temporal;
     let input = serde_json::from_value(json!({
@@ -260,9 +260,12 @@ async fn the_parent_and_the_stand_in_continue_as_new_and_carry_everything() {
 async fn a_peer_that_dies_mid_stream_and_forgets_the_task_resolves_the_row() {
     let mut peer = PythonPeer::start(&["--behaviour", "die"]).await;
     let model = FakeModel::start(delegate_then(&["Waiting.", "The ledger lost it."])).await;
-    let engine = Engine::start(baton(), &model.base_url(), |c| {
-        c.agent("ledger", &peer.url(), "follow_interval = \"1s\"")
-    })
+    let engine = Engine::with_ledger(
+        baton(),
+        &model.base_url(),
+        &peer.url(),
+        "follow_interval = \"1s\"",
+    )
     .await;
     let temporal = &engine.temporal;
     engine.start_task("t-die", task_input("n", "g")).await;
@@ -293,13 +296,12 @@ async fn a_replayed_working_is_not_read_as_a_change() {
         "Done.",
     ]))
     .await;
-    let engine = Engine::start(baton(), &model.base_url(), |c| {
-        c.agent(
-            "ledger",
-            &peer.url(),
-            "updates = \"follow\", follow_interval = \"1s\"",
-        )
-    })
+    let engine = Engine::with_ledger(
+        baton(),
+        &model.base_url(),
+        &peer.url(),
+        "updates = \"follow\", follow_interval = \"1s\"",
+    )
     .await;
     let temporal = &engine.temporal;
     engine.start_task("t-replay", task_input("n", "g")).await;
@@ -421,10 +423,7 @@ async fn follows_beyond_the_follow_slots_wait_their_turn_and_never_starve_model_
         } else if shown.contains("started on") {
             reply("Waiting on the ledger.")
         } else {
-            call(
-                "spawn_subtask",
-                json!({"name": "balance", "goal": "Is the ledger balanced?", "agent": "ledger"}),
-            )
+            delegate("balance", "Is the ledger balanced?", "ledger")
         }
     })
     .await;
@@ -467,11 +466,13 @@ async fn follows_beyond_the_follow_slots_wait_their_turn_and_never_starve_model_
         .await;
 
     // Model turns run while every follow slot is taken.
-    temporal
-        .start_task(&config.task_queue, "t-plain", task_input("n", "Say hello."))
-        .await;
     let plain = temporal
-        .wait_for_task("t-plain", WITHIN, |v| v.state.is_terminal())
+        .run_to_end(
+            &config.task_queue,
+            "t-plain",
+            task_input("n", "Say hello."),
+            WITHIN,
+        )
         .await;
     assert_eq!(plain.state, TaskState::Completed, "{plain:#?}");
     assert_eq!(plain.last_answer.as_deref(), Some("Hello."));

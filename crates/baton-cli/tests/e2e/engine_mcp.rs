@@ -69,15 +69,13 @@ async fn a_stdio_server_s_tools_answer_fail_and_hang_without_failing_the_task() 
     let config = WorkerConfig::new(&temporal, &model.base_url())
         .mcp_server(&stdio_server(calls.path(), "1s"));
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(
+    let view = temporal
+        .run_to_end(
             &config.task_queue,
             "t-mcp",
             task_input("order", "When did 1042 ship?"),
+            WITHIN,
         )
-        .await;
-    let view = temporal
-        .wait_for_task("t-mcp", WITHIN, |v| v.state.is_terminal())
         .await;
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
 
@@ -216,15 +214,13 @@ async fn an_http_server_s_tool_answers_a_task() {
         server.url()
     ));
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(
+    let view = temporal
+        .run_to_end(
             &config.task_queue,
             "t-mcp-http",
             task_input("shout", "Shout it."),
+            WITHIN,
         )
-        .await;
-    let view = temporal
-        .wait_for_task("t-mcp-http", WITHIN, |v| v.state.is_terminal())
         .await;
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
     let requests = model.requests();

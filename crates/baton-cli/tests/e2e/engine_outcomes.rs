@@ -2,13 +2,13 @@
 //! and parked children, long answers, model errors and the turn limit. Real Temporal, a real
 //! `baton worker`, real a2a-sdk agents, and the fake model.
 
-use crate::common::{WITHIN, baton};
+use crate::common::{WITHIN, baton, with_python_ledger};
 use baton_proto::TaskState;
 use baton_tests::PythonPeer;
 use baton_tests::engine::{
     A2aProxy, Engine, TestTemporal, WorkerConfig, WorkerProcess, quiet, task_input,
 };
-use baton_tests::fake_model::{FakeModel, Scripted, call, reply};
+use baton_tests::fake_model::{FakeModel, Scripted, call, delegate, reply};
 use baton_tests::metrics::{sample, scrape};
 use baton_tests::wait::poll_until;
 use serde_json::{Value, json};
@@ -21,27 +21,18 @@ fn text(request: &Value) -> String {
 
 #[tokio::test]
 async fn an_unknown_agent_is_refused_at_the_call_and_nothing_is_created() {
-    let peer = PythonPeer::start(&["--name", "Ledger"]).await;
-    let model = FakeModel::start(vec![
-        call(
-            "spawn_subtask",
-            json!({"name": "x", "goal": "g", "agent": "https://evil.example"}),
-        ),
-        call(
-            "spawn_subtask",
-            json!({"name": "y", "goal": "g", "agent": ""}),
-        ),
-        reply("I will do it myself."),
-    ])
+    let (peer, model, engine) = with_python_ledger(
+        &["--name", "Ledger"],
+        vec![
+            delegate("x", "g", "https://evil.example"),
+            delegate("y", "g", ""),
+            reply("I will do it myself."),
+        ],
+        "",
+    )
     .await;
-    let engine = Engine::start(baton(), &model.base_url(), |c| {
-        c.agent("ledger", &peer.url(), "")
-    })
-    .await;
-    let temporal = &engine.temporal;
-    engine.start_task("t-unknown", task_input("n", "g")).await;
-    let view = temporal
-        .wait_for_task("t-unknown", WITHIN, |v| v.state.is_terminal())
+    let view = engine
+        .run_to_end("t-unknown", task_input("n", "g"), WITHIN)
         .await;
 
     assert_eq!(view.state, TaskState::Completed);
@@ -69,10 +60,7 @@ async fn an_unknown_agent_is_refused_at_the_call_and_nothing_is_created() {
 async fn a_creation_that_fails_is_resolved_at_once_and_never_left_stuck() {
     let mut peer = PythonPeer::start(&["--name", "Ledger"]).await;
     let model = FakeModel::start(vec![
-        call(
-            "spawn_subtask",
-            json!({"name": "balance", "goal": "g", "agent": "ledger"}),
-        ),
+        delegate("balance", "g", "ledger"),
         reply("The ledger is down."),
     ])
     .await;
@@ -81,11 +69,10 @@ async fn a_creation_that_fails_is_resolved_at_once_and_never_left_stuck() {
             .with_metrics()
     })
     .await;
-    let (temporal, config) = (&engine.temporal, &engine.config);
+    let config = &engine.config;
     peer.kill(); // registered at startup, gone when the delegation comes: retried for 2 s
-    engine.start_task("t-nocreate", task_input("n", "g")).await;
-    let view = temporal
-        .wait_for_task("t-nocreate", WITHIN, |v| v.state.is_terminal())
+    let view = engine
+        .run_to_end("t-nocreate", task_input("n", "g"), WITHIN)
         .await;
 
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
@@ -117,24 +104,18 @@ async fn a_creation_that_fails_is_resolved_at_once_and_never_left_stuck() {
 
 #[tokio::test]
 async fn a_failed_child_is_noted_with_its_reason() {
-    let peer = PythonPeer::start(&["--behaviour", "fail"]).await;
-    let model = FakeModel::start(vec![
-        call(
-            "spawn_subtask",
-            json!({"name": "balance", "goal": "g", "agent": "ledger"}),
-        ),
-        reply("Noted."),
-        reply("It failed."),
-    ])
+    let (_peer, model, engine) = with_python_ledger(
+        &["--behaviour", "fail"],
+        vec![
+            delegate("balance", "g", "ledger"),
+            reply("Noted."),
+            reply("It failed."),
+        ],
+        "",
+    )
     .await;
-    let engine = Engine::start(baton(), &model.base_url(), |c| {
-        c.agent("ledger", &peer.url(), "")
-    })
-    .await;
-    let temporal = &engine.temporal;
-    engine.start_task("t-fail", task_input("n", "g")).await;
-    let view = temporal
-        .wait_for_task("t-fail", WITHIN, |v| v.state.is_terminal())
+    let view = engine
+        .run_to_end("t-fail", task_input("n", "g"), WITHIN)
         .await;
 
     assert_eq!(view.state, TaskState::Completed);
@@ -149,22 +130,20 @@ async fn a_stream_that_starts_with_a_status_update_still_creates_the_row() {
     let proxy = A2aProxy::start(&peer.url()).await;
     proxy.cut_task_events();
     let model = FakeModel::start(vec![
-        call(
-            "spawn_subtask",
-            json!({"name": "balance", "goal": "g", "agent": "ledger"}),
-        ),
+        delegate("balance", "g", "ledger"),
         reply("Waiting."),
         reply("Done."),
     ])
     .await;
-    let engine = Engine::start(baton(), &model.base_url(), |c| {
-        c.agent("ledger", &proxy.url(), "follow_interval = \"1s\"")
-    })
+    let engine = Engine::with_ledger(
+        baton(),
+        &model.base_url(),
+        &proxy.url(),
+        "follow_interval = \"1s\"",
+    )
     .await;
-    let temporal = &engine.temporal;
-    engine.start_task("t-notask", task_input("n", "g")).await;
-    let view = temporal
-        .wait_for_task("t-notask", WITHIN, |v| v.state.is_terminal())
+    let view = engine
+        .run_to_end("t-notask", task_input("n", "g"), WITHIN)
         .await;
 
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
@@ -183,24 +162,16 @@ async fn a_stream_that_starts_with_a_status_update_still_creates_the_row() {
 
 #[tokio::test]
 async fn an_auth_request_is_noted_and_the_parent_waits_until_the_child_ends() {
-    let peer = PythonPeer::start(&["--behaviour", "auth", "--settle-seconds", "1"]).await;
-    let model = FakeModel::start(vec![
-        call(
-            "spawn_subtask",
-            json!({"name": "balance", "goal": "g", "agent": "ledger"}),
-        ),
-        reply("Waiting."),
-        reply("The ledger wants a sign-in; waiting for it."),
-        reply("Signed in and done."),
-    ])
-    .await;
-    let engine = Engine::start(baton(), &model.base_url(), |c| {
-        c.agent(
-            "ledger",
-            &peer.url(),
-            "updates = \"follow\", follow_interval = \"1s\"",
-        )
-    })
+    let (peer, model, engine) = with_python_ledger(
+        &["--behaviour", "auth", "--settle-seconds", "1"],
+        vec![
+            delegate("balance", "g", "ledger"),
+            reply("Waiting."),
+            reply("The ledger wants a sign-in; waiting for it."),
+            reply("Signed in and done."),
+        ],
+        "updates = \"follow\", follow_interval = \"1s\"",
+    )
     .await;
     let temporal = &engine.temporal;
     engine.start_task("t-auth", task_input("n", "g")).await;
@@ -241,24 +212,18 @@ async fn an_auth_request_is_noted_and_the_parent_waits_until_the_child_ends() {
 
 #[tokio::test]
 async fn a_long_answer_reaches_the_model_cut_at_4000_characters() {
-    let peer = PythonPeer::start(&["--behaviour", "long", "--answer-chars", "5000"]).await;
-    let model = FakeModel::start(vec![
-        call(
-            "spawn_subtask",
-            json!({"name": "essay", "goal": "g", "agent": "ledger"}),
-        ),
-        reply("Reading."),
-        reply("Read."),
-    ])
+    let (_peer, model, engine) = with_python_ledger(
+        &["--behaviour", "long", "--answer-chars", "5000"],
+        vec![
+            delegate("essay", "g", "ledger"),
+            reply("Reading."),
+            reply("Read."),
+        ],
+        "",
+    )
     .await;
-    let engine = Engine::start(baton(), &model.base_url(), |c| {
-        c.agent("ledger", &peer.url(), "")
-    })
-    .await;
-    let temporal = &engine.temporal;
-    engine.start_task("t-long", task_input("n", "g")).await;
-    let view = temporal
-        .wait_for_task("t-long", WITHIN, |v| v.state.is_terminal())
+    let view = engine
+        .run_to_end("t-long", task_input("n", "g"), WITHIN)
         .await;
 
     let summary = view.sub_tasks[0].summary.clone().unwrap();
@@ -280,10 +245,9 @@ async fn the_model_is_retried_on_429_and_a_400_fails_the_task_with_its_message()
     ])
     .await;
     let engine = Engine::start(baton(), &model.base_url(), WorkerConfig::with_metrics).await;
-    let (temporal, config) = (&engine.temporal, &engine.config);
-    engine.start_task("t-429", task_input("n", "g")).await;
-    let view = temporal
-        .wait_for_task("t-429", WITHIN, |v| v.state.is_terminal())
+    let config = &engine.config;
+    let view = engine
+        .run_to_end("t-429", task_input("n", "g"), WITHIN)
         .await;
     assert_eq!(view.state, TaskState::Completed);
     assert_eq!(view.last_answer.as_deref(), Some("Done after a retry."));
@@ -292,9 +256,8 @@ async fn the_model_is_retried_on_429_and_a_400_fails_the_task_with_its_message()
         400,
         r#"{"error":{"message":"Invalid 'model'"}}"#.into(),
     ));
-    engine.start_task("t-400", task_input("n", "g")).await;
-    let view = temporal
-        .wait_for_task("t-400", WITHIN, |v| v.state.is_terminal())
+    let view = engine
+        .run_to_end("t-400", task_input("n", "g"), WITHIN)
         .await;
     assert_eq!(view.state, TaskState::Failed);
     let message = view.status_message.unwrap();
@@ -388,7 +351,7 @@ async fn the_turn_limit_counts_the_turns_after_each_message_not_the_conversation
             participant_id: "alice".into(),
             text: text.into(),
             push_config: None,
-            sub_task_id: None,
+            stand_in_id: None,
         };
         task.execute_update(
             TaskWorkflow::inbox,
@@ -416,24 +379,18 @@ async fn the_turn_limit_counts_the_turns_after_each_message_not_the_conversation
 
 #[tokio::test]
 async fn a_delegated_peer_parked_awaiting_its_next_message_counts_as_completed() {
-    let peer = PythonPeer::start(&["--behaviour", "converse"]).await;
-    let model = FakeModel::start(vec![
-        call(
-            "spawn_subtask",
-            json!({"name": "ask", "goal": "What is 2+2?", "agent": "ledger"}),
-        ),
-        reply("Waiting."),
-        reply("It says 4."),
-    ])
+    let (_peer, model, engine) = with_python_ledger(
+        &["--behaviour", "converse"],
+        vec![
+            delegate("ask", "What is 2+2?", "ledger"),
+            reply("Waiting."),
+            reply("It says 4."),
+        ],
+        "",
+    )
     .await;
-    let engine = Engine::start(baton(), &model.base_url(), |c| {
-        c.agent("ledger", &peer.url(), "")
-    })
-    .await;
-    let temporal = &engine.temporal;
-    engine.start_task("t-converse", task_input("n", "g")).await;
-    let view = temporal
-        .wait_for_task("t-converse", WITHIN, |v| v.state.is_terminal())
+    let view = engine
+        .run_to_end("t-converse", task_input("n", "g"), WITHIN)
         .await;
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
     let row = &view.sub_tasks[0];
@@ -447,23 +404,15 @@ async fn a_delegated_peer_parked_awaiting_its_next_message_counts_as_completed()
 
 #[tokio::test]
 async fn with_updates_off_a_parked_task_is_left_alone_between_turns() {
-    let peer = PythonPeer::start(&["--behaviour", "park", "--settle-seconds", "1"]).await;
-    let model = FakeModel::start(vec![
-        call(
-            "spawn_subtask",
-            json!({"name": "ask", "goal": "g", "agent": "ledger"}),
-        ),
-        reply("Waiting."),
-        reply("It asks which account."),
-    ])
-    .await;
-    let engine = Engine::start(baton(), &model.base_url(), |c| {
-        c.agent(
-            "ledger",
-            &peer.url(),
-            "updates = \"off\", follow_interval = \"1s\"",
-        )
-    })
+    let (peer, _model, engine) = with_python_ledger(
+        &["--behaviour", "park", "--settle-seconds", "1"],
+        vec![
+            delegate("ask", "g", "ledger"),
+            reply("Waiting."),
+            reply("It asks which account."),
+        ],
+        "updates = \"off\", follow_interval = \"1s\"",
+    )
     .await;
     let temporal = &engine.temporal;
     engine.start_task("t-off", task_input("n", "g")).await;
@@ -547,7 +496,7 @@ async fn a_conversation_parks_after_each_answer_and_takes_messages_from_particip
             participant_id: from.into(),
             text: text.into(),
             push_config: None,
-            sub_task_id: None,
+            stand_in_id: None,
         };
         let task = &task;
         async move {
@@ -677,7 +626,7 @@ async fn a_long_conversation_leaves_out_its_oldest_turns_and_keeps_answering() {
             participant_id: "alice".into(),
             text: format!("message-{n} {filler}"),
             push_config: None,
-            sub_task_id: None,
+            stand_in_id: None,
         };
         temporal.send_inbox("t-long", message).await.unwrap();
         let view = temporal

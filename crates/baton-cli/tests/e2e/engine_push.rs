@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use crate::common::{all_text, baton};
+use crate::common::{all_text, baton, continued};
 use baton_core::push_token::token_digest;
 use baton_proto::{RemoteView, TaskInput, TaskState, TaskView, WatchKind};
 use baton_tests::PythonPeer;
@@ -313,6 +313,34 @@ impl Parked {
         assert!(sent.get("error").is_none(), "SendMessage failed: {sent}");
     }
 
+    /// After a push that claims what GetTask does not yet show: the fetch and the three
+    /// rechecks (1, 2 and 4 s), `before` fetches earlier, then the stand-in waits for the next
+    /// push again. Returns the stand-in's history.
+    async fn fetched_and_rechecked_since(&self, before: usize) -> Vec<HistoryEvent> {
+        self.wait_for_fetches(before + 4).await;
+        self.waiting_for_push().await;
+        let events = self.history(&self.stand_in).await;
+        assert_eq!(scheduled(&events, "get_remote_task"), before + 4);
+        events
+    }
+
+    /// The agent answers; the parent must then complete. Returns the parent as it ended.
+    async fn answer_and_complete(&self) -> TaskView {
+        self.answer_remote_task(ANSWER).await;
+        let parent = self.wait_for_parent_to_end().await;
+        assert_eq!(parent.state, TaskState::Completed, "{parent:#?}");
+        parent
+    }
+
+    /// The model's last turn read the sub-task's answer as its note.
+    fn assert_the_last_turn_read_the_answer(&self) {
+        let last = all_text(self.model.requests().last().unwrap());
+        assert!(
+            last.contains(&format!("is COMPLETED: answered: {ANSWER}")),
+            "{last}"
+        );
+    }
+
     async fn wait_for_parent_to_end(&self) -> TaskView {
         self.temporal
             .wait_for_task(&self.parent, Duration::from_secs(60), |v| {
@@ -523,9 +551,7 @@ async fn a_pushed_completion_reaches_the_parent_and_the_push_config_is_deleted()
     let fetches_while_parked = run.get_remote_task_count().await;
 
     // Someone answers the agent directly; it completes the task and pushes the change.
-    run.answer_remote_task(ANSWER).await;
-    let parent = run.wait_for_parent_to_end().await;
-    assert_eq!(parent.state, TaskState::Completed, "{parent:#?}");
+    let parent = run.answer_and_complete().await;
     let requests = run.model.requests();
     assert_eq!(
         requests.len(),
@@ -743,9 +769,7 @@ async fn the_push_receiver_refuses_bad_pushes_and_writes_nothing_to_history() {
     assert_eq!(parent.sub_tasks[0].state, TaskState::InputRequired);
 
     // The stand-in still works: the real completion comes through.
-    run.answer_remote_task(ANSWER).await;
-    let parent = run.wait_for_parent_to_end().await;
-    assert_eq!(parent.state, TaskState::Completed, "{parent:#?}");
+    run.answer_and_complete().await;
     run.wait_for_stand_in_closed().await;
     run.peer
         .wait_for("the push config deleted", |s| {
@@ -818,9 +842,7 @@ async fn the_push_token_never_enters_workflow_history() {
     assert_eq!(token.len(), 64, "256 bits as hex: {token}");
 
     // Finish the delegation, so both histories hold everything they will ever hold.
-    run.answer_remote_task(ANSWER).await;
-    let parent = run.wait_for_parent_to_end().await;
-    assert_eq!(parent.state, TaskState::Completed, "{parent:#?}");
+    run.answer_and_complete().await;
     run.wait_for_stand_in_closed().await;
 
     let stand_in = history_text(run.history(&run.stand_in).await).await;
@@ -864,10 +886,7 @@ async fn a_push_the_agent_does_not_confirm_is_rechecked_and_never_applied() {
 
     // One fetch for the push, then rechecks after 1, 2 and 4 s: four in all, then no more,
     // which it shows by waiting for the next push again.
-    run.wait_for_fetches(before + 4).await;
-    run.waiting_for_push().await;
-    let events = run.history(&run.stand_in).await;
-    assert_eq!(scheduled(&events, "get_remote_task"), before + 4);
+    let events = run.fetched_and_rechecked_since(before).await;
     let rechecks: Vec<Duration> = timers_after(&events, pushed_at)
         .into_iter()
         .filter(|timer| *timer < Duration::from_secs(60))
@@ -928,9 +947,7 @@ async fn a_push_the_agent_does_not_confirm_is_rechecked_and_never_applied() {
     );
 
     // The real completion still comes through.
-    run.answer_remote_task(ANSWER).await;
-    let parent = run.wait_for_parent_to_end().await;
-    assert_eq!(parent.state, TaskState::Completed, "{parent:#?}");
+    run.answer_and_complete().await;
     let requests = run.model.requests();
     assert!(requests.iter().all(|r| !all_text(r).contains(FORGED_TEXT)));
     let last = all_text(requests.last().unwrap());
@@ -989,15 +1006,6 @@ async fn a_cancelled_push_watched_delegation_deletes_its_push_config_and_refuses
         .await;
 }
 
-/// Whether the current run of the stand-in was started by a continue-as-new.
-fn continued(events: &[HistoryEvent]) -> bool {
-    matches!(
-        events.first().and_then(|e| e.attributes.as_ref()),
-        Some(Attributes::WorkflowExecutionStartedEventAttributes(started))
-            if !started.continued_execution_run_id.is_empty()
-    )
-}
-
 #[tokio::test]
 async fn a_push_watched_stand_in_continues_as_new_and_keeps_accepting_its_token() {
     let input = serde_json::from_value(json!({
@@ -1043,14 +1051,8 @@ async fn a_push_watched_stand_in_continues_as_new_and_keeps_accepting_its_token(
     assert_eq!(status, 401);
     assert_eq!(run.history(&run.stand_in).await.len(), before);
 
-    run.answer_remote_task(ANSWER).await;
-    let parent = run.wait_for_parent_to_end().await;
-    assert_eq!(parent.state, TaskState::Completed, "{parent:#?}");
-    let last = all_text(run.model.requests().last().unwrap());
-    assert!(
-        last.contains(&format!("is COMPLETED: answered: {ANSWER}")),
-        "{last}"
-    );
+    run.answer_and_complete().await;
+    run.assert_the_last_turn_read_the_answer();
     run.wait_for_stand_in_closed().await;
     let stats = run
         .peer
@@ -1124,14 +1126,8 @@ async fn a_push_registration_the_agent_refuses_falls_back_to_follow() {
     .await;
     assert_eq!(status, 401, "{text}");
 
-    run.answer_remote_task(ANSWER).await;
-    let parent = run.wait_for_parent_to_end().await;
-    assert_eq!(parent.state, TaskState::Completed, "{parent:#?}");
-    let last = all_text(run.model.requests().last().unwrap());
-    assert!(
-        last.contains(&format!("is COMPLETED: answered: {ANSWER}")),
-        "{last}"
-    );
+    run.answer_and_complete().await;
+    run.assert_the_last_turn_read_the_answer();
     run.wait_for_stand_in_closed().await;
     let events = run.history(&run.stand_in).await;
     assert!(scheduled(&events, "follow_remote_task") >= 1);
@@ -1166,10 +1162,7 @@ async fn a_push_whose_fetch_fails_is_fetched_again_until_the_agent_answers() {
     .await;
     assert_eq!(status, 204, "{text}");
     // The retried fetch, then the rechecks at 1, 2 and 4 s while the claim is not borne out.
-    run.wait_for_fetches(before + 4).await;
-    run.waiting_for_push().await;
-    let events = run.history(&run.stand_in).await;
-    assert_eq!(scheduled(&events, "get_remote_task"), before + 4);
+    let events = run.fetched_and_rechecked_since(before).await;
     assert_eq!(
         failed(&events, "get_remote_task"),
         0,
@@ -1193,9 +1186,7 @@ async fn a_push_whose_fetch_fails_is_fetched_again_until_the_agent_answers() {
 
     // The real completion's push: its first fetch fails, the retry brings the answer in.
     proxy.refuse("GetTask", 1);
-    run.answer_remote_task(ANSWER).await;
-    let parent = run.wait_for_parent_to_end().await;
-    assert_eq!(parent.state, TaskState::Completed, "{parent:#?}");
+    run.answer_and_complete().await;
     let requests = run.model.requests();
     assert!(
         requests.iter().all(|r| !all_text(r).contains("is FAILED")),
@@ -1219,9 +1210,7 @@ async fn a_push_config_the_agent_will_not_delete_still_closes_the_stand_in() {
     run.wait_until_parked(true).await;
     let token = run.push_token().await;
 
-    run.answer_remote_task(ANSWER).await;
-    let parent = run.wait_for_parent_to_end().await;
-    assert_eq!(parent.state, TaskState::Completed, "{parent:#?}");
+    run.answer_and_complete().await;
     run.wait_for_stand_in_closed().await;
     let events = run.history(&run.stand_in).await;
     assert_eq!(scheduled(&events, "delete_remote_push"), 1);
@@ -1273,11 +1262,7 @@ async fn a_push_lost_while_the_receiver_was_down_costs_at_most_the_safety_fetch(
 
     let parent = run.wait_for_parent_to_end().await;
     assert_eq!(parent.state, TaskState::Completed, "{parent:#?}");
-    let last = all_text(run.model.requests().last().unwrap());
-    assert!(
-        last.contains(&format!("is COMPLETED: answered: {ANSWER}")),
-        "{last}"
-    );
+    run.assert_the_last_turn_read_the_answer();
     // The stand-in learned it from its safety fetch, a timer of the configured 2 s, not from
     // a push: no push reached it after the kill.
     let events = run.history(&run.stand_in).await;
@@ -1371,14 +1356,8 @@ async fn a_restarted_worker_still_accepts_the_stand_ins_pushes() {
     assert_eq!(status, 401, "{text}");
     assert_eq!(run.history(&run.stand_in).await.len(), before);
 
-    run.answer_remote_task(ANSWER).await;
-    let parent = run.wait_for_parent_to_end().await;
-    assert_eq!(parent.state, TaskState::Completed, "{parent:#?}");
-    let last = all_text(run.model.requests().last().unwrap());
-    assert!(
-        last.contains(&format!("is COMPLETED: answered: {ANSWER}")),
-        "{last}"
-    );
+    run.answer_and_complete().await;
+    run.assert_the_last_turn_read_the_answer();
     run.wait_for_stand_in_closed().await;
     let (status, text) = http_post(
         &run.push_url(),

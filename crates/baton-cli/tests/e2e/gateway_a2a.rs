@@ -24,9 +24,22 @@ struct Agent {
 }
 
 async fn agent() -> Agent {
+    agent_with(|config| config).await
+}
+
+/// As [`agent`], taking webhooks on 127.0.0.1, where the tests' own listen.
+async fn agent_taking_local_webhooks() -> Agent {
+    agent_with(|mut config| {
+        config.allow_private_push_urls = true;
+        config
+    })
+    .await
+}
+
+async fn agent_with(configure: impl FnOnce(WorkerConfig) -> WorkerConfig) -> Agent {
     let temporal = TestTemporal::start().await;
     let model = FakeModel::start(replies(40)).await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let config = configure(WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver());
     let url = config.base_url.clone().unwrap();
     let worker = WorkerProcess::start(baton(), &config.render()).await;
     Agent {
@@ -606,12 +619,8 @@ impl Drop for Webhook {
 
 #[tokio::test]
 async fn push_configs_are_kept_with_the_task_and_changes_are_pushed_to_the_webhook() {
-    let temporal = TestTemporal::start().await;
-    let model = FakeModel::start(replies(10)).await;
-    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
-    config.allow_private_push_urls = true;
-    let url = config.base_url.clone().unwrap();
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let agent = agent_taking_local_webhooks().await;
+    let url = agent.url.clone();
 
     let webhook = Webhook::start().await;
     let (seen, hook) = (webhook.seen.clone(), webhook.url.clone());
@@ -763,12 +772,8 @@ async fn push_configs_are_kept_with_the_task_and_changes_are_pushed_to_the_webho
 
 #[tokio::test]
 async fn a_webhook_sent_with_the_first_message_hears_its_first_change() {
-    let temporal = TestTemporal::start().await;
-    let model = FakeModel::start(replies(10)).await;
-    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
-    config.allow_private_push_urls = true;
-    let url = config.base_url.clone().unwrap();
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let agent = agent_taking_local_webhooks().await;
+    let (url, model) = (agent.url.clone(), &agent.model);
     let webhook = Webhook::start().await;
     let (seen, hook) = (webhook.seen.clone(), webhook.url.clone());
 
@@ -868,15 +873,15 @@ async fn a_webhook_on_a_private_address_is_refused_unless_allowed() {
 
 #[tokio::test]
 async fn oversized_bodies_and_floods_are_refused_before_they_cost_anything() {
-    let temporal = TestTemporal::start().await;
-    let model = FakeModel::start(replies(5)).await;
-    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
-    config.server_extra = vec![
-        "max_request_bytes = 4096".into(),
-        "rate_limit_per_minute = 5".into(),
-    ];
-    let url = config.base_url.clone().unwrap();
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let agent = agent_with(|mut config| {
+        config.server_extra = vec![
+            "max_request_bytes = 4096".into(),
+            "rate_limit_per_minute = 5".into(),
+        ];
+        config
+    })
+    .await;
+    let url = agent.url.clone();
     let http = reqwest::Client::new();
 
     let huge = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
@@ -940,7 +945,7 @@ async fn oversized_bodies_and_floods_are_refused_before_they_cost_anything() {
         flooded_rpc["error"]["data"][0]["reason"],
         "RATE_LIMIT_EXCEEDED"
     );
-    assert_eq!(model.requests().len(), 0, "nothing reached a task");
+    assert_eq!(agent.model.requests().len(), 0, "nothing reached a task");
 }
 
 #[tokio::test]
@@ -1094,12 +1099,12 @@ async fn an_unreadable_part_is_content_type_not_supported_and_an_unknown_task_is
 
 #[tokio::test]
 async fn a_webhook_that_redirects_is_never_followed() {
-    let temporal = TestTemporal::start().await;
-    let model = FakeModel::start(replies(5)).await;
-    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
-    config.allow_private_push_urls = true;
-    let url = config.base_url.clone().unwrap();
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let agent = agent_with(|mut config| {
+        config.allow_private_push_urls = true;
+        config
+    })
+    .await;
+    let url = agent.url.clone();
 
     // The webhook answers 307 to another address, which records anything that reaches it.
     let target = Webhook::start().await;
@@ -1135,7 +1140,8 @@ async fn a_webhook_that_redirects_is_never_followed() {
     // Every attempt of a push got the redirect and gave up: had it been followed, the target
     // would have had the push before the attempt failed.
     poll_until("a push that failed", Duration::from_secs(90), || async {
-        temporal
+        agent
+            .temporal
             .history(&task_id)
             .await
             .iter()
@@ -1154,15 +1160,15 @@ async fn a_webhook_that_redirects_is_never_followed() {
 async fn clients_that_never_finish_their_headers_are_cut_off_and_the_gateway_keeps_serving() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    let temporal = TestTemporal::start().await;
-    let model = FakeModel::start(replies(1)).await;
-    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
-    config.server_extra.extend([
-        "max_connections = 8".into(),
-        "header_timeout = \"1s\"".into(),
-    ]);
-    let url = config.base_url.clone().unwrap();
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let agent = agent_with(|mut config| {
+        config.server_extra.extend([
+            "max_connections = 8".into(),
+            "header_timeout = \"1s\"".into(),
+        ]);
+        config
+    })
+    .await;
+    let url = agent.url.clone();
     let addr = url
         .trim_start_matches("http://")
         .trim_end_matches('/')
@@ -1627,12 +1633,12 @@ async fn at_the_defaults_a_generic_client_with_nothing_is_served_and_its_tasks_a
 
 #[tokio::test]
 async fn in_anonymous_mode_a_client_with_nothing_gets_tasks_reached_by_id_alone() {
-    let temporal = TestTemporal::start().await;
-    let model = FakeModel::start(replies(40)).await;
-    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
-    config.server_extra = vec!["[server.auth]".into(), "mode = \"anonymous\"".into()];
-    let url = config.base_url.clone().unwrap();
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let agent = agent_with(|mut config| {
+        config.server_extra = vec!["[server.auth]".into(), "mode = \"anonymous\"".into()];
+        config
+    })
+    .await;
+    let url = agent.url.clone();
 
     for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
         let nobody = SdkClient::new(&url, binding, "").speaking_the_status_extension();

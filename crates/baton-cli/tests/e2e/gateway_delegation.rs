@@ -7,7 +7,7 @@ use crate::common::{WITHIN, baton};
 use baton_core::deployment_key::DeploymentKey;
 use baton_proto::{TaskState, TaskView};
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, history_text};
-use baton_tests::fake_model::{FakeModel, ModelResponseSpec, Scripted, call, reply};
+use baton_tests::fake_model::{FakeModel, ModelResponseSpec, Scripted, call, delegate, reply};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use temporalio_client::WorkflowListOptions;
@@ -44,11 +44,8 @@ async fn a_parent_delegates_to_self_over_a2a_and_the_child_sees_only_its_brief()
         "description": "PARENT-ONLY CONTEXT"
     }))
     .unwrap();
-    temporal
-        .start_task(&config.task_queue, "t-self", input)
-        .await;
     let view = temporal
-        .wait_for_task("t-self", WITHIN, |v| v.state.is_terminal())
+        .run_to_end(&config.task_queue, "t-self", input, WITHIN)
         .await;
 
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
@@ -129,7 +126,7 @@ async fn a_self_delegations_push_token_reaches_the_child_sealed_and_is_never_rea
         })
         .await;
     let child_id = view.sub_tasks[0].remote_task_id.clone().unwrap();
-    let stand_in_id = view.sub_tasks[0].workflow_id.clone();
+    let stand_in_id = view.sub_tasks[0].stand_in_id.clone();
 
     let deadline = tokio::time::Instant::now() + WITHIN;
     let sealed = loop {
@@ -230,10 +227,7 @@ async fn desk_asks_the_ledger(auth: LedgerAuth) -> (TaskView, TaskView) {
         } else if text.contains("started on") {
             reply("Asked the ledger.")
         } else {
-            call(
-                "spawn_subtask",
-                json!({"name": "balance", "goal": "Does the ledger balance?", "agent": "ledger"}),
-            )
+            delegate("balance", "Does the ledger balance?", "ledger")
         }
     })
     .await;
@@ -242,15 +236,13 @@ async fn desk_asks_the_ledger(auth: LedgerAuth) -> (TaskView, TaskView) {
         .agent("ledger", &ledger_url, auth.desk_entry);
     let _desk = WorkerProcess::start_with_env(baton(), &desk.render(), &auth.desk_env).await;
 
-    temporal
-        .start_task(
+    let view = temporal
+        .run_to_end(
             &desk.task_queue,
             "t-desk",
             baton_tests::engine::task_input("books", "Check the books."),
+            WITHIN,
         )
-        .await;
-    let view = temporal
-        .wait_for_task("t-desk", WITHIN, |v| v.state.is_terminal())
         .await;
     assert_eq!(view.state, TaskState::Completed, "{view:#?}");
     assert_eq!(

@@ -103,11 +103,13 @@ async fn a_worker_runs_a_task_over_mtls_and_shows_its_own_identity() {
     );
     let worker = WorkerProcess::start(baton(), &config.render()).await;
 
-    temporal
-        .start_task(&config.task_queue, "t-mtls", task_input("n", "g"))
-        .await;
     let view = temporal
-        .wait_for_task("t-mtls", Duration::from_secs(60), |v| v.state.is_terminal())
+        .run_to_end(
+            &config.task_queue,
+            "t-mtls",
+            task_input("n", "g"),
+            Duration::from_secs(60),
+        )
         .await;
     assert_eq!(view.state, TaskState::Completed);
 

@@ -9,7 +9,7 @@ use crate::common::{WITHIN, baton};
 use baton_proto::TaskState;
 use baton_tests::PythonPeer;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess};
-use baton_tests::fake_model::{FakeModel, Scripted, call, reply};
+use baton_tests::fake_model::{FakeModel, Scripted, delegate, reply};
 use baton_tests::otlp_receiver::{OtlpReceiver, ReceivedSpan, SPAN_KIND_CLIENT, SPAN_KIND_SERVER};
 use serde_json::{Value, json};
 
@@ -29,10 +29,7 @@ fn desk(request: &Value) -> Scripted {
     } else if shown.contains("started on") {
         reply("Waiting for the ledger.")
     } else {
-        call(
-            "spawn_subtask",
-            json!({"name": "balance", "goal": "Is the ledger balanced?", "agent": "ledger"}),
-        )
+        delegate("balance", "Is the ledger balanced?", "ledger")
     }
 }
 
@@ -414,15 +411,13 @@ async fn otel_traces_sampler_decides_what_is_exported() {
         1,
         "export is on"
     );
-    temporal
-        .start_task(
+    let view = temporal
+        .run_to_end(
             &config.task_queue,
             "t-unsampled",
             baton_tests::engine::task_input("books", "Check."),
+            WITHIN,
         )
-        .await;
-    let view = temporal
-        .wait_for_task("t-unsampled", WITHIN, |v| v.state.is_terminal())
         .await;
     assert_eq!(view.state, TaskState::Completed);
     // A worker that stops sends every span still queued first: after it, nothing more comes.

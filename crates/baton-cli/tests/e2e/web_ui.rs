@@ -36,11 +36,13 @@ async fn the_metadata_query_tells_the_task_state_and_its_queries() {
     let model = FakeModel::start(vec![reply("the books balance")]).await;
     let config = WorkerConfig::new(&temporal, &model.base_url());
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    temporal
-        .start_task(&config.task_queue, "t-ui", task_input("n", "g"))
-        .await;
     let view = temporal
-        .wait_for_task("t-ui", Duration::from_secs(60), |v| v.state.is_terminal())
+        .run_to_end(
+            &config.task_queue,
+            "t-ui",
+            task_input("n", "g"),
+            Duration::from_secs(60),
+        )
         .await;
     assert_eq!(view.state, TaskState::Completed);
 

@@ -1,0 +1,295 @@
+use aws_lc_rs::rand::SystemRandom;
+use aws_lc_rs::signature::{EcdsaKeyPair, KeyPair, RsaKeyPair};
+use serde_json::json;
+
+use super::*;
+
+const NOW: i64 = 1_800_000_000;
+const RSA_TEST_KEY: &[u8] = include_bytes!("../../testdata/rsa-2048-test-only.der");
+
+fn b64(bytes: &[u8]) -> String {
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+fn expected() -> Expected<'static> {
+    Expected {
+        issuer: "https://id.example.com",
+        audience: "baton",
+        participant_claim: "sub",
+    }
+}
+
+fn claims() -> Value {
+    json!({"iss": "https://id.example.com", "aud": "baton", "sub": "alice", "exp": NOW + 300})
+}
+
+type Sign = Box<dyn Fn(&[u8]) -> Vec<u8>>;
+
+struct Signer {
+    sign: Sign,
+    jwk: Jwk,
+    alg: &'static str,
+}
+
+fn rsa() -> Signer {
+    let pair = RsaKeyPair::from_der(RSA_TEST_KEY).unwrap();
+    let public = RsaPublicKeyComponents::<Vec<u8>>::from(pair.public_key());
+    let jwk = serde_json::from_value(json!({
+        "kty": "RSA", "kid": "r1", "use": "sig", "n": b64(&public.n), "e": b64(&public.e)
+    }))
+    .unwrap();
+    Signer {
+        sign: Box::new(move |message| {
+            let mut signature = vec![0; pair.public_key().modulus_len()];
+            pair.sign(
+                &signature::RSA_PKCS1_SHA256,
+                &SystemRandom::new(),
+                message,
+                &mut signature,
+            )
+            .unwrap();
+            signature
+        }),
+        jwk,
+        alg: "RS256",
+    }
+}
+
+fn ec() -> Signer {
+    let random = SystemRandom::new();
+    let pkcs8 =
+        EcdsaKeyPair::generate_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, &random).unwrap();
+    let pair =
+        EcdsaKeyPair::from_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref())
+            .unwrap();
+    let point = pair.public_key().as_ref().to_vec();
+    let jwk = serde_json::from_value(json!({
+        "kty": "EC", "kid": "e1", "crv": "P-256", "alg": "ES256",
+        "x": b64(&point[1..33]), "y": b64(&point[33..])
+    }))
+    .unwrap();
+    Signer {
+        sign: Box::new(move |message| {
+            pair.sign(&SystemRandom::new(), message)
+                .unwrap()
+                .as_ref()
+                .to_vec()
+        }),
+        jwk,
+        alg: "ES256",
+    }
+}
+
+fn token(signer: &Signer, header: Value, claims: &Value) -> String {
+    let signed = format!(
+        "{}.{}",
+        b64(header.to_string().as_bytes()),
+        b64(claims.to_string().as_bytes())
+    );
+    format!("{signed}.{}", b64(&(signer.sign)(signed.as_bytes())))
+}
+
+fn signed(signer: &Signer, claims: &Value) -> String {
+    let kid = signer.jwk.kid.clone().unwrap();
+    token(
+        signer,
+        json!({"alg": signer.alg, "kid": kid, "typ": "JWT"}),
+        claims,
+    )
+}
+
+#[test]
+fn an_issuer_is_named_exactly_but_for_the_final_slash_of_a_bare_origin() {
+    for (named, configured) in [
+        (
+            "https://id.example.com/realms/x",
+            "https://id.example.com/realms/x",
+        ),
+        ("https://id.example.com", "https://id.example.com/"),
+        ("https://id.example.com/", "https://id.example.com/"),
+    ] {
+        assert!(names_issuer(named, configured), "{named} for {configured}");
+    }
+    for (named, configured) in [
+        (
+            "https://id.example.com/realms/x/",
+            "https://id.example.com/realms/x",
+        ),
+        (
+            "https://id.example.com/realms",
+            "https://id.example.com/realms/x",
+        ),
+        ("https://id.example.com//", "https://id.example.com/"),
+        ("https://id.example.com.evil.com", "https://id.example.com/"),
+        ("http://id.example.com", "https://id.example.com/"),
+    ] {
+        assert!(!names_issuer(named, configured), "{named} for {configured}");
+    }
+}
+
+#[test]
+fn a_token_signed_by_an_issuer_key_proves_its_subject() {
+    let decoy = |mut key: Jwk, kid: &str| {
+        key.kid = Some(kid.into());
+        key
+    };
+    for signer in [rsa(), ec()] {
+        let keys = vec![
+            decoy(rsa().jwk, "old-rsa"),
+            decoy(ec().jwk, "old-ec"),
+            signer.jwk.clone(),
+        ];
+        assert_eq!(
+            check_jwt(&signed(&signer, &claims()), &keys, NOW, &expected()),
+            Ok("alice".to_string()),
+            "{}",
+            signer.alg
+        );
+    }
+}
+
+#[test]
+fn a_configured_claim_and_a_list_of_audiences_are_read() {
+    let signer = ec();
+    let mut claims = claims();
+    claims["aud"] = json!(["other", "baton"]);
+    claims["email"] = json!("alice@example.com");
+    let expected = Expected {
+        participant_claim: "email",
+        ..expected()
+    };
+    assert_eq!(
+        check_jwt(
+            &signed(&signer, &claims),
+            std::slice::from_ref(&signer.jwk),
+            NOW,
+            &expected
+        ),
+        Ok("alice@example.com".to_string())
+    );
+}
+
+#[test]
+fn every_forgery_and_every_wrong_claim_is_refused_with_its_reason() {
+    let signer = rsa();
+    let keys = [signer.jwk.clone()];
+    let with = |change: &dyn Fn(&mut Value)| {
+        let mut claims = claims();
+        change(&mut claims);
+        signed(&signer, &claims)
+    };
+    let good = signed(&signer, &claims());
+    let (head, rest) = good.split_once('.').unwrap();
+    let (_, signature) = rest.split_once('.').unwrap();
+    let mallory = json!({"iss": "https://id.example.com", "aud": "baton", "sub": "mallory", "exp": NOW + 300});
+    let hmac_header = b64(json!({"alg": "HS256", "kid": "r1"}).to_string().as_bytes());
+    let none_header = b64(json!({"alg": "none"}).to_string().as_bytes());
+    for (token, said) in [
+        ("abc".to_string(), "not a JWT"),
+        (
+            format!("{head}.{}.{signature}", b64(mallory.to_string().as_bytes())),
+            "signature does not verify",
+        ),
+        (
+            format!("{none_header}.{}.", b64(mallory.to_string().as_bytes())),
+            "signed with \"none\"",
+        ),
+        (
+            format!(
+                "{hmac_header}.{}.{signature}",
+                b64(mallory.to_string().as_bytes())
+            ),
+            "signed with \"HS256\"",
+        ),
+        (signed(&ec(), &claims()), "no key of the issuer matches"),
+        (
+            with(&|c| c["iss"] = json!("https://evil.example.com")),
+            "another issuer",
+        ),
+        (
+            with(&|c| c["iss"] = json!("https://id.example.com/")),
+            "another issuer",
+        ),
+        (
+            with(&|c| c["iss"] = json!("https://ID.example.com")),
+            "another issuer",
+        ),
+        (
+            with(&|c| c["aud"] = json!("someone-else")),
+            "not for audience \"baton\"",
+        ),
+        (
+            with(&|c| {
+                c.as_object_mut().unwrap().remove("aud");
+            }),
+            "not for audience",
+        ),
+        (with(&|c| c["exp"] = json!(NOW - 61)), "has expired"),
+        (
+            with(&|c| {
+                c.as_object_mut().unwrap().remove("exp");
+            }),
+            "has no exp",
+        ),
+        (with(&|c| c["nbf"] = json!(NOW + 61)), "not valid yet"),
+        (
+            with(&|c| {
+                c.as_object_mut().unwrap().remove("sub");
+            }),
+            "has no \"sub\" claim",
+        ),
+        (
+            with(&|c| c["sub"] = json!("al ice\n")),
+            "not a participant id",
+        ),
+    ] {
+        match check_jwt(&token, &keys, NOW, &expected()) {
+            Err(JwtRefusal::Invalid(why)) => {
+                assert!(why.contains(said), "{said:?} not in {why:?}");
+            }
+            other => panic!("{said}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn clocks_may_disagree_by_a_minute() {
+    let signer = ec();
+    let mut claims = claims();
+    claims["exp"] = json!(NOW - 59);
+    claims["nbf"] = json!(NOW + 59);
+    assert!(
+        check_jwt(
+            &signed(&signer, &claims),
+            std::slice::from_ref(&signer.jwk),
+            NOW,
+            &expected()
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn a_key_is_picked_by_id_or_as_the_only_one_that_fits() {
+    let signer = ec();
+    let no_kid = token(&signer, json!({"alg": "ES256"}), &claims());
+    assert!(check_jwt(&no_kid, &[rsa().jwk, signer.jwk.clone()], NOW, &expected()).is_ok());
+    let other_ec = ec().jwk;
+    assert!(check_jwt(&no_kid, &[other_ec, signer.jwk.clone()], NOW, &expected()).is_err());
+    let mut encryption_key = signer.jwk.clone();
+    encryption_key.usage = Some("enc".into());
+    assert!(
+        check_jwt(
+            &signed(&signer, &claims()),
+            &[encryption_key],
+            NOW,
+            &expected()
+        )
+        .is_err()
+    );
+    assert!(names_unknown_key(&signed(&signer, &claims()), &[rsa().jwk]));
+    assert!(!names_unknown_key(
+        &signed(&signer, &claims()),
+        std::slice::from_ref(&signer.jwk)
+    ));
+}

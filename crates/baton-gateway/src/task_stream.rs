@@ -1,0 +1,121 @@
+//! Following a task as it moves: a blocking send's wait for it to settle, and the streams of
+//! its events.
+
+use a2a::{A2AError, StreamResponse, Task};
+use baton_proto::{TaskState, TaskView};
+use futures::stream::BoxStream;
+use tokio_stream::wrappers::ReceiverStream;
+
+use crate::a2a_task::events_of;
+use crate::tasks::Tasks;
+
+/// When a stream of events ends.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EndAt {
+    /// A terminal or interrupted state: the end of a streaming send.
+    Settled,
+    /// A terminal state only: the end of a subscription.
+    Terminal,
+}
+
+impl EndAt {
+    pub(crate) fn reached(self, state: TaskState) -> bool {
+        state.is_terminal() || (self == EndAt::Settled && state.is_interrupted())
+    }
+}
+
+impl Tasks {
+    /// Waits until a state change after `cursor` settles the task (terminal or interrupted).
+    pub(crate) async fn wait_settled(
+        &self,
+        task_id: &str,
+        cursor: u64,
+    ) -> Result<TaskView, A2AError> {
+        let deadline = tokio::time::Instant::now() + self.config.blocking_timeout;
+        let mut changes = self.changes.listen(task_id);
+        let mut next = cursor;
+        loop {
+            // A read Temporal did not answer in time is asked again until the deadline.
+            let page = self.events(task_id, next).await?;
+            if let Some(page) = &page {
+                next = page.next_seq;
+                let settled = page.events.iter().any(|e| {
+                    matches!(e.event, baton_proto::TaskEvent::Status { state, .. } if EndAt::Settled.reached(state))
+                });
+                if settled || page.closed {
+                    return self.view(task_id).await;
+                }
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return self.view(task_id).await;
+            }
+            if page.is_some()
+                && tokio::time::timeout_at(deadline, changes.changed())
+                    .await
+                    .is_err()
+            {
+                return self.view(task_id).await;
+            }
+        }
+    }
+
+    /// A stream of the task's snapshot, then its events from `cursor`, until `end`. It reads
+    /// the task only when the task moved, and stops as soon as the client hangs up.
+    pub(crate) fn stream(
+        &self,
+        task_id: String,
+        cursor: u64,
+        end: EndAt,
+        first: Task,
+    ) -> BoxStream<'static, Result<StreamResponse, A2AError>> {
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        let handler = self.clone();
+        let mut changes = self.changes.listen(&task_id);
+        tokio::spawn(async move {
+            if tx.send(Ok(StreamResponse::Task(first))).await.is_err() {
+                return;
+            }
+            let mut next = cursor;
+            loop {
+                let page = match handler.events(&task_id, next).await {
+                    Ok(Some(page)) => page,
+                    // Not answered in time: asked again at once while the client listens.
+                    Ok(None) if tx.is_closed() => return,
+                    Ok(None) => continue,
+                    Err(error) => {
+                        tx.send(Err(error)).await.ok();
+                        return;
+                    }
+                };
+                next = page.next_seq;
+                let mut finished = page.closed;
+                if !page.events.is_empty() {
+                    let view = match handler.view(&task_id).await {
+                        Ok(view) => view,
+                        Err(error) => {
+                            tx.send(Err(error)).await.ok();
+                            return;
+                        }
+                    };
+                    for event in events_of(&view, &page.events) {
+                        if let StreamResponse::StatusUpdate(update) = &event {
+                            let state = baton_core::a2a_state::from_a2a(&update.status.state);
+                            finished |= end.reached(state);
+                        }
+                        if tx.send(Ok(event)).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                if finished {
+                    return;
+                }
+                tokio::select! {
+                    () = changes.changed() => {}
+                    () = tx.closed() => return,
+                }
+            }
+        });
+        Box::pin(ReceiverStream::new(rx))
+    }
+}

@@ -1,0 +1,91 @@
+//! The content store against a real S3-compatible server (moto): content reads back byte for
+//! byte, a store that is down fails within the bound naming itself, and one that comes back
+//! serves again.
+
+use std::time::Duration;
+
+use baton_content::{ContentError, ContentStore, S3Keys, S3Location, digest_of};
+use baton_tests::s3_server::{S3Server, TEST_KEY_ID, TEST_SECRET};
+use bytes::Bytes;
+
+fn location(server: &S3Server) -> S3Location {
+    S3Location {
+        bucket: "baton-content".into(),
+        prefix: "agents/front-desk".into(),
+        region: "us-east-1".into(),
+        endpoint: Some(server.url()),
+        keys: Some(S3Keys {
+            id: TEST_KEY_ID.into(),
+            secret: TEST_SECRET.into(),
+        }),
+    }
+}
+
+#[tokio::test]
+async fn content_put_in_an_s3_store_reads_back_byte_for_byte_and_is_kept_once() {
+    let server = S3Server::start().await;
+    server.create_bucket("baton-content").await;
+    let store = ContentStore::s3(&location(&server), Duration::from_secs(5)).unwrap();
+    assert_eq!(store.place(), "s3://baton-content/agents/front-desk");
+
+    let png: Vec<u8> = (0..=255u8).cycle().take(300_000).collect();
+    let content = store
+        .put(Bytes::from(png.clone()), "image/png", Some("chart.png"))
+        .await
+        .unwrap();
+    assert_eq!(content.digest, digest_of(&png));
+    assert_eq!(store.get(&content).await.unwrap(), png);
+    let again = store
+        .put(Bytes::from(png.clone()), "image/png", Some("copy.png"))
+        .await
+        .unwrap();
+    assert_eq!(again.digest, content.digest);
+
+    store.delete(&content).await.unwrap();
+    assert!(matches!(
+        store.get(&content).await,
+        Err(ContentError::Missing { .. })
+    ));
+}
+
+#[tokio::test]
+async fn a_store_that_is_down_fails_within_its_bound_naming_itself_and_serves_once_back() {
+    let mut server = S3Server::start().await;
+    server.create_bucket("baton-content").await;
+    let retry_for = Duration::from_secs(2);
+    let store = ContentStore::s3(&location(&server), retry_for).unwrap();
+    let csv = Bytes::from_static(b"month,total\nMarch,1200\n");
+    store
+        .put(csv.clone(), "text/csv", Some("march.csv"))
+        .await
+        .unwrap();
+
+    server.kill().await;
+    let started = std::time::Instant::now();
+    let error = store
+        .put(Bytes::from_static(b"while down"), "text/plain", None)
+        .await
+        .unwrap_err();
+    assert!(error.is_retryable(), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("s3://baton-content/agents/front-desk"),
+        "{error}"
+    );
+    // Bounded: the retries stop after `retry_for`, and each try is cut off well before the
+    // call's own limit (retry_for plus one request's timeout).
+    assert!(
+        started.elapsed() < Duration::from_secs(35),
+        "{:?}",
+        started.elapsed()
+    );
+
+    server.start_again().await;
+    server.create_bucket("baton-content").await;
+    let content = store
+        .put(csv.clone(), "text/csv", Some("march.csv"))
+        .await
+        .unwrap();
+    assert_eq!(store.get(&content).await.unwrap(), csv);
+}
