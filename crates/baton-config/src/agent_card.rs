@@ -97,7 +97,7 @@ pub fn agent_card(settings: &Settings) -> AgentCard {
             ),
             extended_agent_card: Some(false),
         },
-        default_input_modes: vec!["text/plain".into(), ENVELOPE_MEDIA_TYPE.into()],
+        default_input_modes: input_modes(&settings.content.media_types),
         default_output_modes: vec!["text/plain".into()],
         skills: card
             .skills
@@ -120,6 +120,20 @@ pub fn agent_card(settings: &Settings) -> AgentCard {
         security_requirements: security_requirements(&settings.server.auth),
         signatures: None,
     }
+}
+
+/// What a message to this agent may carry: text, data (JSON), the task envelope, and files of
+/// the media types `[content]` takes.
+fn input_modes(media_types: &[String]) -> Vec<String> {
+    let mut modes: Vec<String> = ["text/plain", "application/json", ENVELOPE_MEDIA_TYPE]
+        .map(String::from)
+        .to_vec();
+    for media_type in media_types {
+        if !modes.contains(media_type) {
+            modes.push(media_type.clone());
+        }
+    }
+    modes
 }
 
 const BEARER_SCHEME: &str = "bearer";
@@ -248,6 +262,28 @@ mod tests {
         assert_eq!(card.supported_interfaces[2].url, "127.0.0.1:8080");
         assert_eq!(card.supported_interfaces[2].protocol_binding, "GRPC");
         assert!(card.security_schemes.is_none() && card.security_requirements.is_none());
+    }
+
+    #[test]
+    fn the_input_modes_name_the_files_content_takes() {
+        let any = agent_card(&settings(""));
+        assert_eq!(
+            any.default_input_modes,
+            ["text/plain", "application/json", ENVELOPE_MEDIA_TYPE, "*/*"]
+        );
+        let some = agent_card(&settings(
+            "[content]\nmedia_types = [\"image/*\", \"text/plain\", \"text/csv\"]",
+        ));
+        assert_eq!(
+            some.default_input_modes,
+            [
+                "text/plain",
+                "application/json",
+                ENVELOPE_MEDIA_TYPE,
+                "image/*",
+                "text/csv"
+            ]
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod agent_card;
 mod agents;
 mod auth;
 mod card;
+mod content;
 mod duration;
 mod embedded_temporal;
 mod error;
@@ -44,6 +45,7 @@ pub use auth::{
     TokenGrant,
 };
 pub use card::GrpcUrlForm;
+pub use content::{ContentSettings, ContentStoreSpec};
 pub use duration::parse_duration;
 pub use embedded_temporal::{EmbeddedTemporal, SqliteSync};
 pub use error::{ConfigError, SettingError};

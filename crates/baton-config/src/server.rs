@@ -65,7 +65,7 @@ const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_TEMPORAL_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_BLOCKING_TIMEOUT: Duration = Duration::from_secs(60);
-const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
+const DEFAULT_MAX_REQUEST_BYTES: usize = 8 * 1024 * 1024;
 const DEFAULT_RATE_LIMIT_PER_MINUTE: u32 = 600;
 const DEFAULT_BIND: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
 
@@ -216,7 +216,7 @@ mod tests {
         assert_eq!(server.bind, "127.0.0.1:8080".parse::<SocketAddr>().unwrap());
         assert_eq!(server.base_url, None);
         assert!(server.delegators.is_empty());
-        assert_eq!(server.max_request_bytes, 1024 * 1024);
+        assert_eq!(server.max_request_bytes, 8 * 1024 * 1024);
         assert_eq!(server.rate_limit_per_minute, 600);
         assert!(!server.allow_private_push_urls);
         assert_eq!(server.temporal_timeout, Duration::from_secs(10));

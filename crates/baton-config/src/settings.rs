@@ -9,6 +9,7 @@ use toml::Table;
 use crate::agent::{self, AgentSettings};
 use crate::agents::{self, RemoteAgentSpec};
 use crate::card::{self, CardSettings};
+use crate::content::{self, ContentSettings};
 use crate::error::{ConfigError, Errors};
 use crate::health::{self, HealthSettings};
 use crate::log::{self, LogSettings};
@@ -40,6 +41,8 @@ pub struct Settings {
     pub temporal: TemporalSettings,
     /// `[model]`: the model endpoint.
     pub model: ModelSettings,
+    /// `[content]`: where files and large parts are kept, and what a message may carry.
+    pub content: ContentSettings,
     /// `[metrics]`: the Prometheus endpoint, if any.
     pub metrics: MetricsSettings,
     /// `[health]`: the probe listener besides the gateway's, if any.
@@ -52,9 +55,9 @@ pub struct Settings {
     pub source: Option<PathBuf>,
 }
 
-const SECTIONS: [&str; 12] = [
-    "agent", "prompt", "agents", "mcp", "server", "card", "temporal", "model", "metrics", "health",
-    "log", "trace",
+const SECTIONS: [&str; 13] = [
+    "agent", "prompt", "agents", "mcp", "server", "card", "temporal", "model", "content",
+    "metrics", "health", "log", "trace",
 ];
 
 /// How errors name the text given to [`Settings::parse`].
@@ -145,6 +148,7 @@ fn read(
         &mut errors,
     );
     let model = model::read(root.field("model"), env, &mut errors);
+    let content = content::read(root.field("content"), &agent.id, base_dir, &mut errors);
     let metrics = metrics::read(root.field("metrics"), &mut errors);
     let health = health::read(root.field("health"), &mut errors);
     let log = log::read(root.field("log"), &mut errors);
@@ -162,6 +166,7 @@ fn read(
         card,
         temporal,
         model,
+        content,
         metrics,
         health,
         log,
@@ -297,7 +302,7 @@ mod tests {
                     bind: "127.0.0.1:8080".parse().unwrap(),
                     base_url: None,
                     delegators: vec![],
-                    max_request_bytes: 1024 * 1024,
+                    max_request_bytes: 8 * 1024 * 1024,
                     rate_limit_per_minute: 600,
                     allow_private_push_urls: false,
                     temporal_timeout: Duration::from_secs(10),
@@ -346,6 +351,14 @@ mod tests {
                     timeout: Duration::from_secs(60),
                     retry_for: Duration::from_secs(300),
                     context_budget: 100_000,
+                },
+                content: ContentSettings {
+                    store: crate::ContentStoreSpec::Directory(
+                        Path::new(BASE_DIR).join(".baton/baton/content")
+                    ),
+                    retry_for: Duration::from_secs(60),
+                    max_part_bytes: 5 * 1024 * 1024,
+                    media_types: vec!["*/*".into()],
                 },
                 metrics: MetricsSettings::default(),
                 health: HealthSettings::default(),
@@ -426,6 +439,14 @@ port = 0
 ui_port = 0
 sqlite_sync = "full"
 
+[content]
+store = "s3"
+bucket = "desk-files"
+endpoint = "https://s3.internal.example.com"
+retry_for = "2m"
+max_part_bytes = 1048576
+media_types = ["image/*", "text/csv"]
+
 [model]
 base_url = "https://models.example.com/v1"
 model = "gpt-4.1"
@@ -470,7 +491,7 @@ bind = "0.0.0.0:9464"
                     bind: "0.0.0.0:9000".parse::<SocketAddr>().unwrap(),
                     base_url: Some(Url::parse("https://desk.example.com").unwrap()),
                     delegators: vec!["ops-console".into()],
-                    max_request_bytes: 1024 * 1024,
+                    max_request_bytes: 8 * 1024 * 1024,
                     rate_limit_per_minute: 600,
                     allow_private_push_urls: false,
                     temporal_timeout: Duration::from_secs(10),
@@ -542,6 +563,17 @@ bind = "0.0.0.0:9464"
                     retry_for: Duration::from_secs(300),
                     context_budget: 100_000,
                 },
+                content: ContentSettings {
+                    store: crate::ContentStoreSpec::S3 {
+                        bucket: "desk-files".into(),
+                        prefix: "baton/front-desk".into(),
+                        region: "us-east-1".into(),
+                        endpoint: Some("https://s3.internal.example.com".into()),
+                    },
+                    retry_for: Duration::from_secs(120),
+                    max_part_bytes: 1024 * 1024,
+                    media_types: vec!["image/*".into(), "text/csv".into()],
+                },
                 metrics: MetricsSettings {
                     bind: Some("0.0.0.0:9464".parse().unwrap()),
                 },
@@ -558,12 +590,12 @@ bind = "0.0.0.0:9464"
         assert_only_error(
             "colour = \"red\"",
             "colour",
-            "unknown setting (allowed: agent, prompt, agents, mcp, server, card, temporal, model, metrics, health, log, trace)",
+            "unknown setting (allowed: agent, prompt, agents, mcp, server, card, temporal, model, content, metrics, health, log, trace)",
         );
         assert_only_error(
             "[openai]\nmodel = \"gpt-4.1\"",
             "openai",
-            "unknown setting (allowed: agent, prompt, agents, mcp, server, card, temporal, model, metrics, health, log, trace)",
+            "unknown setting (allowed: agent, prompt, agents, mcp, server, card, temporal, model, content, metrics, health, log, trace)",
         );
     }
 

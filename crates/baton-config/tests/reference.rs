@@ -10,7 +10,7 @@ use baton_config::Settings;
 /// For each key table of the reference, in order: the table's name on the page, a TOML document
 /// that puts `{key}` in that table, and where the table sits in the JSON Schema (`[]` marks an
 /// array of tables). The last table of the page lists environment variables, not keys.
-const PROBES: [(&str, &str, &str); 18] = [
+const PROBES: [(&str, &str, &str); 19] = [
     ("[agent]", "[agent]\n{key} = 1", "agent"),
     ("[prompt]", "[prompt]\n{key} = 1", "prompt"),
     (
@@ -53,6 +53,7 @@ const PROBES: [(&str, &str, &str); 18] = [
         "temporal.embedded",
     ),
     ("[model]", "[model]\n{key} = 1", "model"),
+    ("[content]", "[content]\n{key} = 1", "content"),
     ("[metrics]", "[metrics]\n{key} = 1", "metrics"),
     ("[health]", "[health]\n{key} = 1", "health"),
     ("[log]", "[log]\n{key} = 1", "log"),
