@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+mod collect_files;
 mod create;
 mod delegation_metrics;
 mod follow;
@@ -23,6 +24,7 @@ use std::time::Duration;
 
 use baton_a2a::webhook::{PushFailure, Webhooks};
 use baton_a2a::{Registry, RemoteAgent};
+use baton_content::ContentStore;
 use baton_core::deadline::delegation_deadline;
 use baton_mcp::McpServers;
 use baton_metrics::ToolCallOutcome;
@@ -30,8 +32,9 @@ use baton_model::ModelProvider;
 use baton_proto::failure_types::AGENT_UNKNOWN;
 use baton_proto::{
     CancelContextIn, DelegationEnd, DeletePushIn, FollowIn, FollowOut, InvokeModelIn,
-    InvokeModelOut, InvokeToolIn, InvokeToolOut, PushDelivery, RemoteReplyIn, RemoteReplyOut,
-    RemoteSnapshot, RemoteTaskIn, RemoteWatch, StartAgentTaskIn, StartAgentTaskOut, TaskFailure,
+    InvokeModelOut, InvokeToolIn, InvokeToolOut, PushDelivery, RemoteFiles, RemoteReplyIn,
+    RemoteReplyOut, RemoteSnapshot, RemoteTaskIn, RemoteWatch, StartAgentTaskIn, StartAgentTaskOut,
+    TaskFailure,
 };
 use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
@@ -76,6 +79,8 @@ pub const TOOL_BACKSTOP: Duration =
 pub struct BatonActivities {
     registry: Arc<Registry>,
     model: Arc<dyn ModelProvider>,
+    /// Where the files and data of tasks are kept (`[content]`).
+    content: TaskContent,
     default_model: String,
     /// `model.retry_for`: how long a model turn keeps retrying.
     model_retry_for: Duration,
@@ -96,14 +101,24 @@ pub struct BatonActivities {
     once_per_run: Arc<OncePerRun>,
 }
 
+/// Where the files and data of tasks are kept, and the largest part a task keeps (`[content]`).
+#[derive(Clone)]
+pub struct TaskContent {
+    /// The content store.
+    pub store: Arc<ContentStore>,
+    /// `content.max_part_bytes`.
+    pub max_part_bytes: usize,
+}
+
 impl BatonActivities {
-    /// The activities of one worker. They call the agents of `registry`, and `model` with a
-    /// prefix of `prefixes` in front of every turn (as `model_settings` say); they push to
-    /// webhooks as the `server` settings allow, opening what the gateway sealed with
-    /// `deployment`; their metrics carry `task_queue`.
+    /// The activities of one worker. They call the agents of the registry of `prefixes`, and
+    /// `model` with a prefix of `prefixes` in front of every turn (as `model_settings` say);
+    /// they push to webhooks as the `server` settings allow, opening what the gateway sealed
+    /// with `deployment`; their metrics carry `task_queue`. The files and data tasks hold are
+    /// read from `content`.
     pub fn new(
-        registry: Arc<Registry>,
         model: Arc<dyn ModelProvider>,
+        content: TaskContent,
         model_settings: &baton_config::ModelSettings,
         prefixes: Prefixes,
         server: &baton_config::ServerSettings,
@@ -112,8 +127,9 @@ impl BatonActivities {
     ) -> Self {
         let push_base = server.base_url.clone();
         BatonActivities {
-            registry,
+            registry: prefixes.registry().clone(),
             model,
+            content,
             default_model: model_settings.model.clone(),
             model_retry_for: model_settings.retry_for,
             context_budget: model_settings.context_budget,
@@ -309,6 +325,24 @@ impl BatonActivities {
         .await?
     }
 
+    /// Keeps the files and data of an ended remote task's artifacts in the content store.
+    #[activity(name = "collect_remote_files")]
+    #[allow(
+        missing_docs,
+        reason = "#[activities] adds a const of this name and does not copy the doc to it"
+    )]
+    pub async fn collect_remote_files(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        input: RemoteTaskIn,
+    ) -> Result<RemoteFiles, ActivityError> {
+        let agent = self.agent(&input.agent)?;
+        let content = &self.content;
+        let collect =
+            collect_files::collect(&agent, &content.store, content.max_part_bytes, &input);
+        heartbeating(&ctx, collect).await?
+    }
+
     /// Sends the parent's answer to the remote task's question, once: a retry finds the answer
     /// an earlier attempt sent in the task's history.
     #[activity(name = "send_remote_reply")]
@@ -428,6 +462,7 @@ impl BatonActivities {
             })?;
         let turn = model_turn::invoke(
             self.model.as_ref(),
+            &self.content.store,
             &self.default_model,
             &prefix,
             self.context_budget,

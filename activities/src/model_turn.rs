@@ -5,6 +5,7 @@
 use baton_core::ask_participant::{
     ASK_PARTICIPANT, ASK_PARTICIPANT_DESCRIPTION, ask_participant_schema,
 };
+use baton_core::attachments::{ModelView, heading, inline_text, model_view};
 use baton_core::context::render_note;
 use baton_core::context_budget::{cut_marker, items_to_cut};
 use baton_core::push_token::hex;
@@ -15,11 +16,14 @@ use baton_core::sub_task_reply::{
 use baton_core::turn_bounds::{MAX_TOOL_CALLS_KEPT, bound_answer, bound_tool_calls};
 use std::time::Duration;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use baton_content::{ContentError, ContentStore};
 use baton_mcp::McpTool;
 use baton_model::{ChatMessage, ModelError, ModelProvider, ModelRequest, ToolCall, ToolSpec};
 use baton_proto::failure_types::PROVIDER_FAILED;
 use baton_proto::{
-    HistoryItem, InvokeModelIn, InvokeModelOut, OfferedTool, Source, ToolCallRecord,
+    Attachment, HistoryItem, InvokeModelIn, InvokeModelOut, OfferedTool, Source, ToolCallRecord,
 };
 use sha2::{Digest, Sha256};
 use temporalio_sdk::activities::ActivityError;
@@ -74,9 +78,11 @@ impl StaticPrefix {
 
 /// One model turn. When the prefix, the tools, the task section and the whole history would
 /// pass `budget_tokens`, the oldest history items are left out (`InvokeModelOut::cut`) and the
-/// model reads a marker in their place.
+/// model reads a marker in their place. The files and data of the history are read from
+/// `content`; a store that does not answer fails the turn as retryable, like a model outage.
 pub async fn invoke(
     model: &dyn ModelProvider,
+    content: &ContentStore,
     default_model: &str,
     prefix: &StaticPrefix,
     budget_tokens: usize,
@@ -97,7 +103,13 @@ pub async fn invoke(
     let request = ModelRequest {
         model: input.model.unwrap_or_else(|| default_model.to_string()),
         system: prefix.text.clone(),
-        messages: messages(&input.task_section, left_out, &input.history[cut..]),
+        messages: messages(
+            content,
+            &input.task_section,
+            left_out,
+            &input.history[cut..],
+        )
+        .await?,
         tools,
         reasoning_effort: input.reasoning_effort,
         max_output_tokens: None,
@@ -209,40 +221,115 @@ pub fn failed_attempt(
 /// The type of a model failure that is retried.
 const MODEL_RETRYING: &str = "provider.retrying";
 
-/// The task section first, then the history; anything an agent wrote is framed as untrusted.
 /// The task section, the marker of what the context budget left out (when anything was), then
-/// the history.
-fn messages(task_section: &str, left_out: u32, history: &[HistoryItem]) -> Vec<ChatMessage> {
-    std::iter::once(ChatMessage::User {
-        content: task_section.to_string(),
-    })
-    .chain((left_out > 0).then(|| ChatMessage::User {
-        content: cut_marker(left_out),
-    }))
-    .chain(history.iter().map(|item| {
-        match item {
-            HistoryItem::User { text, source } => ChatMessage::User {
-                content: match source {
-                    Source::Participant => text.clone(),
-                    Source::Agent => render_note(text),
-                },
-            },
-            HistoryItem::Assistant { text, tool_calls } => ChatMessage::Assistant {
-                content: text.clone(),
-                tool_calls: tool_calls
-                    .iter()
-                    .map(|call| ToolCall {
-                        id: call.id.clone(),
-                        name: call.name.clone(),
-                        arguments: call.arguments.clone(),
-                    })
-                    .collect(),
-            },
-            HistoryItem::ToolResult { call_id, content } => ChatMessage::Tool {
-                tool_call_id: call_id.clone(),
-                content: content.clone(),
-            },
+/// the history; anything an agent wrote is framed as untrusted.
+async fn messages(
+    content: &ContentStore,
+    task_section: &str,
+    left_out: u32,
+    history: &[HistoryItem],
+) -> Result<Vec<ChatMessage>, ModelError> {
+    let mut messages = vec![text_message(task_section.to_string())];
+    if left_out > 0 {
+        messages.push(text_message(cut_marker(left_out)));
+    }
+    for item in history {
+        let message = match item {
+            HistoryItem::User {
+                text,
+                source,
+                attachments,
+            } => user_message(content, text, *source, attachments).await?,
+            other => tool_side_message(other).expect("a user item is handled above"),
+        };
+        messages.push(message);
+    }
+    Ok(messages)
+}
+
+fn text_message(content: String) -> ChatMessage {
+    ChatMessage::User {
+        content,
+        images: Vec::new(),
+    }
+}
+
+/// A user-side message with its attachments: each one's heading, then an image as an image,
+/// text-like content inline, anything else by the heading alone. An attachment whose bytes are
+/// gone or damaged is named with the reason, so the model can say what it could not read.
+async fn user_message(
+    content: &ContentStore,
+    text: &str,
+    source: Source,
+    attachments: &[Attachment],
+) -> Result<ChatMessage, ModelError> {
+    let mut shown = text.to_string();
+    let mut images = Vec::new();
+    for (index, attachment) in attachments.iter().enumerate() {
+        shown.push_str("\n\n");
+        shown.push_str(&heading(attachment, index));
+        let view = model_view(attachment);
+        let (ModelView::Image | ModelView::Inline, Some(stored)) = (view, &attachment.content)
+        else {
+            continue;
+        };
+        let bytes = match content.get(stored).await {
+            Ok(bytes) => bytes,
+            Err(error) if error.is_retryable() => return Err(store_down(&error)),
+            Err(error) => {
+                shown.push_str(&format!("\n[its content cannot be read: {error}]"));
+                continue;
+            }
+        };
+        match view {
+            ModelView::Image => images.push(format!(
+                "data:{};base64,{}",
+                attachment.media_type,
+                BASE64.encode(&bytes)
+            )),
+            _ => {
+                shown.push('\n');
+                shown.push_str(&inline_text(&String::from_utf8_lossy(&bytes)));
+            }
         }
-    }))
-    .collect()
+    }
+    Ok(ChatMessage::User {
+        content: match source {
+            Source::Participant => shown,
+            Source::Agent => render_note(&shown),
+        },
+        images,
+    })
+}
+
+/// A content store that does not answer, as a model error the turn retries.
+fn store_down(error: &ContentError) -> ModelError {
+    ModelError {
+        retryable: true,
+        status: None,
+        message: format!("the files of this task cannot be read now: {error}"),
+        retry_after: None,
+    }
+}
+
+/// A tool call's side of the history: what the model said and called, or a tool's answer.
+fn tool_side_message(item: &HistoryItem) -> Option<ChatMessage> {
+    match item {
+        HistoryItem::User { .. } => None,
+        HistoryItem::Assistant { text, tool_calls } => Some(ChatMessage::Assistant {
+            content: text.clone(),
+            tool_calls: tool_calls
+                .iter()
+                .map(|call| ToolCall {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                })
+                .collect(),
+        }),
+        HistoryItem::ToolResult { call_id, content } => Some(ChatMessage::Tool {
+            tool_call_id: call_id.clone(),
+            content: content.clone(),
+        }),
+    }
 }

@@ -25,6 +25,11 @@ pub struct Prefixes {
 }
 
 impl Prefixes {
+    /// The agents the prefixes show.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
     /// The prefixes of agent `agent_id`, with `operator`'s prompt, the agents of `registry` and
     /// the `mcp_tools` the worker listed at start.
     pub fn new(

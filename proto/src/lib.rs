@@ -16,7 +16,7 @@ pub mod remote;
 pub mod task;
 pub mod temporal;
 
-pub use content::ContentRef;
+pub use content::{Attachment, AttachmentKind, ContentRef};
 pub use envelope::{ENVELOPE_KIND_TASK, TaskEnvelope, TaskEnvelopePayload};
 pub use refusal::{Refusal, RefusalCode};
 pub use remote::*;

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::content::Attachment;
 use crate::envelope::TaskEnvelope;
 use crate::task::{HistoryItem, TaskState, ToolCallRecord};
 
@@ -20,6 +21,20 @@ pub struct RemoteSnapshot {
     /// The agent's last answer or status message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// The task's artifacts hold files or data, which the stand-in collects once it ends.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub carries_files: bool,
+}
+
+/// What `collect_remote_files` found in an ended remote task's artifacts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteFiles {
+    /// Each file and data part, kept by reference, in artifact order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
+    /// Why a part was left out (over `content.max_part_bytes`, or past the count kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
 }
 
 /// How a stand-in hears of changes between turns.

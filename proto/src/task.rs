@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::content::Attachment;
+
 /// An A2A 1.0 task state, written with its A2A name (`"TASK_STATE_WORKING"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TaskState {
@@ -228,6 +230,9 @@ pub enum HistoryItem {
         text: String,
         /// Who wrote it.
         source: Source,
+        /// The files and data it carried.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<Attachment>,
     },
     /// What the model said, and the tools it called.
     Assistant {
@@ -298,6 +303,9 @@ pub struct SubTaskRow {
     pub summary: Option<String>,
     /// True once the parent need not wait for it any more.
     pub resolved: bool,
+    /// The files and data of the task's artifacts, kept by reference once it ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
 }
 
 /// A delegation that ended, as the parent resolved its row: what `record_delegation_ends`
@@ -335,6 +343,9 @@ pub struct ChildDone {
     /// row's summary.
     #[serde(default)]
     pub summary: String,
+    /// The files and data of the task's artifacts, once it ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
 }
 
 /// A message to the task, as the `inbox` update carries it: from a participant, over A2A.
@@ -355,6 +366,9 @@ pub struct InboxMessage {
     /// sub-task's question through this task: it goes to the sub-task's agent, not the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stand_in_id: Option<String>,
+    /// The files and data the message carried.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
 }
 
 /// What the `inbox` update answers.
@@ -379,6 +393,9 @@ pub struct TaskMessage {
     pub role: MessageRole,
     /// The message.
     pub text: String,
+    /// The files and data it carried.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
 }
 
 /// Who wrote a task message, as A2A names the sides: `user` or `agent`.
@@ -482,6 +499,7 @@ impl TaskView {
                 message_id: first.message_id.clone(),
                 role: MessageRole::User,
                 text: first.text.clone(),
+                attachments: Vec::new(),
             }],
             participants: input.participants.clone(),
             updated_at: Some(at),
@@ -580,8 +598,8 @@ pub struct TaskCarry {
     pub history: Vec<HistoryItem>,
     /// The sub-task rows.
     pub sub_tasks: Vec<SubTaskRow>,
-    /// Notes the model has not read yet.
-    pub pending_notes: Vec<String>,
+    /// Notes the model has not read yet, as it will read them.
+    pub pending_notes: Vec<HistoryItem>,
     /// The event log: its last 1,000 events and its next sequence number.
     #[serde(flatten)]
     pub log: EventLog,
@@ -606,9 +624,10 @@ pub struct TaskCarry {
     /// Participant messages that arrived since the model last took a turn.
     #[serde(default)]
     pub unread_messages: u32,
-    /// The texts of those messages not yet in `history`: they join it when the next turn starts.
+    /// Those messages, as the model will read them, not yet in `history`: they join it when the
+    /// next turn starts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub arrived: Vec<String>,
+    pub arrived: Vec<HistoryItem>,
     /// The task's webhooks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub push_configs: Vec<PushConfig>,
@@ -872,6 +891,7 @@ mod listed_view_tests {
             message_id: format!("m-{n}"),
             role,
             text: text.to_string(),
+            attachments: Vec::new(),
         }
     }
 

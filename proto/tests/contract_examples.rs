@@ -51,6 +51,7 @@ const REQUIRED: &[&str] = &[
     "SubTaskReply",
     "RemoteReplyIn",
     "RemoteReplyOut",
+    "RemoteFiles",
 ];
 
 /// Every type a block may name: the public payload types of `proto/src`, the signal and query
@@ -78,6 +79,7 @@ const KNOWN: &[&str] = &[
     "RemoteStart",
     "RemoteCarry",
     "RemoteSnapshot",
+    "RemoteFiles",
     "RemoteWatch",
     "PushIn",
     "RemoteView",
@@ -114,6 +116,7 @@ const ACTIVITIES: &[&str] = &[
     "register_remote_push",
     "delete_remote_push",
     "cancel_remote_task",
+    "collect_remote_files",
     "send_remote_reply",
     "invoke_model",
     "invoke_tool",

@@ -8,6 +8,10 @@ context. With --scheme and --credential, the SDK's AuthInterceptor presents the 
 scheme of that name says; with no --participant, no X-Participant-Id is sent. Over GRPC the
 card's gRPC interface (an http URL) is called on an insecure channel, and --participant travels as metadata.
 
+A send or stream may carry files and data beside its text: --file PATH=MEDIA_TYPE sends the
+file's bytes, --file-url URL=MEDIA_TYPE a file by URL, --data JSON a data part (each repeatable,
+in that order after the text).
+
 OP is send, stream, get, list, cancel, subscribe, or push-create, push-get, push-list,
 push-delete. A send or stream with --push-url carries that webhook inline, in
 configuration.taskPushNotificationConfig. Results go to stdout as JSON (ProtoJSON
@@ -19,13 +23,15 @@ error with no A2A reason prints the same with an empty reason.
 import argparse
 import asyncio
 import json
+import os
 import sys
 import uuid
 from urllib.parse import urlsplit
 
 import grpc
 import httpx
-from google.protobuf.json_format import MessageToDict
+from google.protobuf import struct_pb2
+from google.protobuf.json_format import MessageToDict, ParseDict
 
 from a2a.client import ClientConfig, create_client
 from a2a.client.auth import AuthInterceptor, CredentialService
@@ -102,6 +108,22 @@ def grpc_channel(url: str):
     return grpc.aio.insecure_channel(target)
 
 
+def parts(args: argparse.Namespace) -> list[Part]:
+    """The message's parts: the text, then each file, file by URL and data part."""
+    carries_more = args.file or args.file_url or args.data
+    found = [Part(text=args.text)] if args.text or not carries_more else []
+    for spec in args.file:
+        path, media_type = spec.rsplit("=", 1)
+        with open(path, "rb") as file:
+            found.append(Part(raw=file.read(), media_type=media_type, filename=os.path.basename(path)))
+    for spec in args.file_url:
+        url, media_type = spec.rsplit("=", 1)
+        found.append(Part(url=url, media_type=media_type))
+    for data in args.data:
+        found.append(Part(data=ParseDict(json.loads(data), struct_pb2.Value())))
+    return found
+
+
 def emit(proto) -> None:
     print(json.dumps(MessageToDict(proto)), flush=True)
 
@@ -133,7 +155,7 @@ async def run(args: argparse.Namespace) -> None:
             message = Message(
                 message_id=args.message_id or str(uuid.uuid4()),
                 role=Role.ROLE_USER,
-                parts=[Part(text=args.text)],
+                parts=parts(args),
             )
             if args.task_id:
                 message.task_id = args.task_id
@@ -205,6 +227,9 @@ def main() -> None:
     parser.add_argument("--auth-scheme", default="")
     parser.add_argument("--auth-credentials", default="")
     parser.add_argument("--text", default="")
+    parser.add_argument("--file", action="append", default=[], help="PATH=MEDIA_TYPE")
+    parser.add_argument("--file-url", action="append", default=[], help="URL=MEDIA_TYPE")
+    parser.add_argument("--data", action="append", default=[], help="a JSON value")
     parser.add_argument("--extension", action="append", default=[])
     parser.add_argument("--task-id", default="")
     parser.add_argument("--message-id", default="")

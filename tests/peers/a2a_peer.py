@@ -18,6 +18,9 @@ It serves its card, JSON-RPC at /rpc and HTTP+JSON at /rest on 127.0.0.1, and pr
             with the generic "Task completed successfully" (LangGraph's shape)
   history   WORKING "history: <text>", then COMPLETED with no message and no artifact: the answer
             is only in the task's history (Microsoft Agent Framework's shape)
+  files     WORKING, an artifact "report" with the text "report: <text>", the CSV FILES_CSV as
+            march.csv, the PNG bytes FILES_PNG as chart.png and the data {"orders": 2}, then
+            COMPLETED "Here is the report."
 
 With --hold-brief-file PATH, every new task's first event waits until PATH exists: the agent
 has taken the brief (the HTTP stream is open) and lists no task for it yet, as a slow agent does.
@@ -90,7 +93,11 @@ from a2a.types import (
 STATUS_EXTENSION_KEY = "io.github.madarauchiha-314.tiny-harness/status"
 BEHAVIOURS = (
     "complete", "work", "park", "auth", "fail", "long", "die", "hang", "converse", "artifact", "history",
+    "files",
 )
+# What --behaviour files answers with, byte for byte: the tests check these bytes at the caller.
+FILES_CSV = b"order,total\n1234,99.50\n1235,12.00\n"
+FILES_PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
 RECORDED_HEADERS = ("a2a-version", "a2a-extensions", "x-participant-id", "traceparent", "tracestate")
 A2A_PATHS = ("/rpc", "/rest")
 STATS_PATH = "/_stats"
@@ -346,6 +353,26 @@ class ScriptedExecutor(AgentExecutor):
                     )
                 )
                 await say(TaskState.TASK_STATE_COMPLETED, "Task completed successfully")
+            case "files":
+                data = struct_pb2.Value()
+                data.struct_value.update({"orders": 2})
+                await event_queue.enqueue_event(
+                    TaskArtifactUpdateEvent(
+                        task_id=context.task_id,
+                        context_id=context_id,
+                        artifact=Artifact(
+                            artifact_id="report",
+                            name="report",
+                            parts=[
+                                Part(text=f"report: {text}"),
+                                Part(raw=FILES_CSV, media_type="text/csv", filename="march.csv"),
+                                Part(raw=FILES_PNG, media_type="image/png", filename="chart.png"),
+                                Part(data=data),
+                            ],
+                        ),
+                    )
+                )
+                await say(TaskState.TASK_STATE_COMPLETED, "Here is the report.")
             case "history":
                 await say(TaskState.TASK_STATE_COMPLETED)
             case "converse":

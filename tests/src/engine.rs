@@ -482,6 +482,8 @@ pub struct WorkerConfig {
     pub json_logs: bool,
     /// The bodies of `[[mcp]]` tables, like `id = "orders"\ncommand = "orders-mcp"`.
     pub mcp: Vec<String>,
+    /// `[content]` lines, like `max_part_bytes = 2048`.
+    pub content: Vec<String>,
 }
 
 impl WorkerConfig {
@@ -501,6 +503,7 @@ impl WorkerConfig {
             health_bind: None,
             json_logs: false,
             mcp: Vec::new(),
+            content: Vec::new(),
         }
     }
 
@@ -585,8 +588,13 @@ impl WorkerConfig {
             .iter()
             .map(|body| format!("[[mcp]]\n{body}\n"))
             .collect();
+        let content = if self.content.is_empty() {
+            String::new()
+        } else {
+            format!("[content]\n{}\n", self.content.join("\n"))
+        };
         format!(
-            "agents = [{}]\n[agent]\nid = \"{}\"\n{server}{metrics}[temporal]\nmode = \"remote\"\naddress = \"{}\"\ntls = {}\nsearch_attributes = true\ntask_queue = \"{}\"\n{}[model]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout = \"10s\"\n{mcp}",
+            "agents = [{}]\n[agent]\nid = \"{}\"\n{server}{metrics}[temporal]\nmode = \"remote\"\naddress = \"{}\"\ntls = {}\nsearch_attributes = true\ntask_queue = \"{}\"\n{}[model]\nbase_url = \"{}\"\nmodel = \"fake-model\"\ntimeout = \"10s\"\n{content}{mcp}",
             self.agents.join(", "),
             self.agent_id,
             self.temporal_address,

@@ -1024,6 +1024,7 @@ pub fn message(message_id: &str, from: &str, text: &str) -> InboxMessage {
         text: text.to_string(),
         push_config: None,
         stand_in_id: None,
+        attachments: Vec::new(),
     }
 }
 
@@ -1079,6 +1080,7 @@ pub fn remote(remote_task_id: &str, state: TaskState, text: Option<&str>) -> Rem
         state,
         sub_state: None,
         text: text.map(str::to_string),
+        carries_files: false,
     }
 }
 
@@ -1138,7 +1140,7 @@ fn user_texts(turn: &InvokeModelIn, wanted: Source) -> Vec<String> {
     turn.history
         .iter()
         .filter_map(|item| match item {
-            HistoryItem::User { text, source } if *source == wanted => Some(text.clone()),
+            HistoryItem::User { text, source, .. } if *source == wanted => Some(text.clone()),
             _ => None,
         })
         .collect()

@@ -99,6 +99,7 @@ mod tests {
             state: TaskState::InputRequired,
             sub_state: None,
             text: Some("Which month?".into()),
+            carries_files: false,
         };
         assert_eq!(
             remote_details("ledger", &last, Some(WatchKind::Push)),

@@ -12,6 +12,7 @@ mod activity_failure;
 mod current_details;
 mod event_time;
 mod policies;
+mod remote_files;
 mod remote_task_workflow;
 mod task_workflow;
 

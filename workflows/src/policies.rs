@@ -152,6 +152,21 @@ pub fn cancel_remote_task(token: &WorkflowCancellationToken) -> ActivityOptions 
     .build()
 }
 
+/// Collecting an ended task's files into the content store: a GetTask and a few writes,
+/// heartbeating while large files move; retried with backoff for up to two minutes (an agent or
+/// a store that is down for longer leaves the files out, said to the model), on a token of its
+/// own so a cancel of the parent does not lose what the sub-task made.
+pub fn collect_remote_files(token: &WorkflowCancellationToken) -> ActivityOptions {
+    ActivityOptions::with_close_timeouts(ActivityCloseTimeouts::ScheduleAndStartToClose {
+        schedule_to_close: Duration::from_secs(120),
+        start_to_close: Duration::from_secs(60),
+    })
+    .heartbeat_timeout(Duration::from_secs(15))
+    .retry_policy(backoff(Duration::from_secs(10)))
+    .cancellation_token(token.clone())
+    .build()
+}
+
 /// A follow holds a stream for up to FOLLOW_WINDOW and heartbeats every few seconds; a dead
 /// worker is noticed by the heartbeat timeout and the stand-in follows again. It runs on the
 /// follow queue of the stand-in's task queue, whose slots are its own.

@@ -21,6 +21,7 @@ use a2a::{
     Message, Part, PartContent, Role, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent,
 };
 use baton_core::a2a_state::from_a2a;
+use baton_core::attachments::whole_numbers;
 use baton_core::extensions::{ENVELOPE_MEDIA_TYPE, sub_state_of};
 use baton_proto::RemoteSnapshot;
 
@@ -40,7 +41,22 @@ pub fn of_task_after(task: &Task, said_before: Option<&str>) -> RemoteSnapshot {
         state: from_a2a(&task.status.state),
         sub_state: sub_state_of(task.metadata.as_ref()),
         text: task_text(task, said_before),
+        carries_files: task
+            .artifacts
+            .iter()
+            .flatten()
+            .any(|artifact| holds_files(&artifact.parts)),
     }
+}
+
+/// Whether `parts` hold a file (bytes or URL) or data other than the task envelope: what a
+/// stand-in collects into the content store once its task ends.
+pub fn holds_files(parts: &[Part]) -> bool {
+    parts.iter().any(|part| match &part.content {
+        PartContent::Text(_) => false,
+        PartContent::Data(_) => part.media_type.as_deref() != Some(ENVELOPE_MEDIA_TYPE),
+        PartContent::Raw(_) | PartContent::Url(_) => true,
+    })
 }
 
 /// The agent's words in a whole task, by the rule in this module's comment.
@@ -106,6 +122,7 @@ pub fn of_status_update(update: &TaskStatusUpdateEvent) -> RemoteSnapshot {
         state: from_a2a(&update.status.state),
         sub_state: sub_state_of(update.metadata.as_ref()),
         text: status_text(&update.status),
+        carries_files: false,
     }
 }
 
@@ -118,15 +135,19 @@ pub fn after_event(before: &RemoteSnapshot, event: &StreamResponse) -> Option<Re
             let after = of_status_update(update);
             Some(RemoteSnapshot {
                 text: after.text.or_else(|| before.text.clone()),
+                carries_files: before.carries_files,
                 ..after
             })
         }
         StreamResponse::ArtifactUpdate(update) => {
-            let text = parts_text(&update.artifact.parts)?;
-            Some(RemoteSnapshot {
-                text: Some(text),
+            let carries_files = before.carries_files || holds_files(&update.artifact.parts);
+            let text = parts_text(&update.artifact.parts).or_else(|| before.text.clone());
+            let after = RemoteSnapshot {
+                text,
+                carries_files,
                 ..before.clone()
-            })
+            };
+            (after != *before).then_some(after)
         }
         StreamResponse::Message(_) => None,
     }
@@ -149,7 +170,7 @@ fn parts_text(parts: &[Part]) -> Option<String> {
         .filter_map(|part| match &part.content {
             PartContent::Text(text) if !text.trim().is_empty() => Some(text.clone()),
             PartContent::Data(data) if part.media_type.as_deref() != Some(ENVELOPE_MEDIA_TYPE) => {
-                Some(data.to_string())
+                Some(whole_numbers(data.clone()).to_string())
             }
             _ => None,
         })
@@ -343,6 +364,7 @@ mod tests {
             state: TaskState::Working,
             sub_state: None,
             text: Some("halfway".into()),
+            carries_files: false,
         };
         let event: StreamResponse = serde_json::from_value(json!({"statusUpdate": {
             "taskId": "t1", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}}}))
@@ -370,7 +392,53 @@ mod tests {
                 state: TaskState::InputRequired,
                 sub_state: Some("awaiting-answer".into()),
                 text: Some("which one?".into()),
+                carries_files: false,
             }
+        );
+    }
+
+    #[test]
+    fn files_and_data_in_artifacts_are_marked_for_collection_and_the_envelope_is_not() {
+        let with = |parts: Value| {
+            of_task(&task(json!({
+                "id": "t1", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"},
+                "artifacts": [{"artifactId": "a", "parts": parts}]
+            })))
+            .carries_files
+        };
+        assert!(with(
+            json!([{"text": "see"}, {"raw": "aGk=", "mediaType": "text/csv"}])
+        ));
+        assert!(with(json!([{"url": "https://files.example.com/a.png"}])));
+        assert!(with(json!([{"data": {"rows": 2}}])));
+        assert!(!with(json!([{"text": "just words"}])));
+        assert!(!with(json!([
+            {"data": {"kind": "task", "payload": {}}, "mediaType": ENVELOPE_MEDIA_TYPE}
+        ])));
+    }
+
+    #[test]
+    fn a_streamed_file_marks_the_snapshot_and_a_later_status_keeps_the_mark() {
+        let before = of_task(&task(json!({
+            "id": "t1", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}
+        })));
+        let chunk: StreamResponse = serde_json::from_value(json!({"artifactUpdate": {
+            "taskId": "t1", "contextId": "c",
+            "artifact": {"artifactId": "a", "parts": [{"raw": "aGk=", "mediaType": "image/png"}]}
+        }}))
+        .unwrap();
+        let marked = after_event(&before, &chunk).expect("a file is news");
+        assert!(marked.carries_files);
+        assert_eq!(marked.text, None, "a file alone says no words");
+        let done: StreamResponse = serde_json::from_value(json!({"statusUpdate": {
+            "taskId": "t1", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}
+        }}))
+        .unwrap();
+        assert!(after_event(&marked, &done).unwrap().carries_files);
+        assert_eq!(
+            after_event(&marked, &chunk),
+            None,
+            "the same file again is not news"
         );
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use baton_a2a::{CardLimits, Registry};
-use baton_activities::{BatonActivities, Prefixes};
+use baton_activities::{BatonActivities, Prefixes, TaskContent};
 use baton_config::{Settings, WorkerTuning};
 use baton_core::deployment_key::DeploymentKey;
 use baton_mcp::McpServers;
@@ -218,8 +218,11 @@ pub async fn activities(
         model.timeout,
     );
     Ok(BatonActivities::new(
-        registry,
         Arc::new(provider),
+        TaskContent {
+            store: crate::content_store::open(&settings.content)?,
+            max_part_bytes: settings.content.max_part_bytes,
+        },
         model,
         prefixes,
         &settings.server,
@@ -257,7 +260,12 @@ pub async fn serve_gateway(
         return Ok(None);
     }
     let routes = crate::health::beside(
-        crate::gateway::routes(settings, client.clone(), deployment.clone()),
+        crate::gateway::routes(
+            settings,
+            client.clone(),
+            deployment.clone(),
+            crate::content_store::open(&settings.content)?,
+        ),
         readiness.clone(),
     );
     Ok(Some(

@@ -10,8 +10,11 @@ use std::sync::Arc;
 use anyhow::Context;
 use baton_config::Settings;
 use baton_config::agent_card::{public_url, served_card};
+use baton_content::ContentStore;
 use baton_core::deployment_key::DeploymentKey;
-use baton_gateway::{Authenticator, GatewayConfig, Limits, TemporalHandler, gateway_routes};
+use baton_gateway::{
+    Authenticator, GatewayConfig, Limits, PartLimits, TemporalHandler, gateway_routes,
+};
 use temporalio_client::Client;
 
 use crate::health::{self, Readiness};
@@ -33,7 +36,8 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
         &joined_address(&settings)?,
     );
     let probes = health::serve(settings.health.bind, &readiness).await?;
-    let app = health::beside(routes(&settings, client, deployment), readiness);
+    let content = crate::content_store::open(&settings.content)?;
+    let app = health::beside(routes(&settings, client, deployment, content), readiness);
     let signals = ShutdownSignals::install().context("installing the signal handlers")?;
     let listener = crate::http_server::guarded_listener(&settings.server).await?;
     let base = public_url(&settings);
@@ -62,8 +66,13 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
 }
 
 /// The gateway's routes for `settings`, over `client`, for the deployment `deployment` is the
-/// key of.
-pub fn routes(settings: &Settings, client: Client, deployment: Arc<DeploymentKey>) -> axum::Router {
+/// key of, keeping the files and data of messages in `content`.
+pub fn routes(
+    settings: &Settings,
+    client: Client,
+    deployment: Arc<DeploymentKey>,
+    content: Arc<ContentStore>,
+) -> axum::Router {
     let handler = TemporalHandler::new(
         client,
         GatewayConfig {
@@ -78,7 +87,12 @@ pub fn routes(settings: &Settings, client: Client, deployment: Arc<DeploymentKey
             public_url: public_url(settings),
             deployment: deployment.clone(),
             max_message_parts: settings.server.max_message_parts,
+            part_limits: PartLimits {
+                max_part_bytes: settings.content.max_part_bytes,
+                media_types: settings.content.media_types.clone(),
+            },
         },
+        content,
     );
     let limits = Limits {
         max_request_bytes: settings.server.max_request_bytes,

@@ -10,6 +10,7 @@ pub mod agent_span;
 pub mod agents_check;
 pub mod child_process;
 pub mod config_check;
+pub mod content_store;
 pub mod deployment_secret;
 pub mod error_report;
 pub mod gateway;

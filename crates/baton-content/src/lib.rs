@@ -215,17 +215,10 @@ impl ContentStore {
     /// Keeps `bytes` and returns their reference. The same bytes are kept once: a second put of
     /// them (a retried activity, the same file sent twice) writes nothing and returns the same
     /// digest.
-    pub async fn put(
-        &self,
-        bytes: Bytes,
-        media_type: &str,
-        name: Option<&str>,
-    ) -> Result<ContentRef, ContentError> {
+    pub async fn put(&self, bytes: Bytes) -> Result<ContentRef, ContentError> {
         let content = ContentRef {
             digest: digest_of(&bytes),
             size: bytes.len() as u64,
-            media_type: media_type.to_string(),
-            name: name.map(str::to_string),
         };
         let path = self.path_of(&content.digest);
         let kept = self
@@ -342,35 +335,21 @@ mod tests {
     async fn content_put_in_a_directory_reads_back_byte_for_byte() {
         let (dir, store) = store();
         let png: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
-        let content = store
-            .put(Bytes::from(png.clone()), "image/png", Some("chart.png"))
-            .await
-            .unwrap();
+        let content = store.put(Bytes::from(png.clone())).await.unwrap();
         assert_eq!(content.size, 70_000);
-        assert_eq!(content.media_type, "image/png");
-        assert_eq!(content.name.as_deref(), Some("chart.png"));
         assert_eq!(content.digest, digest_of(&png));
         assert_eq!(store.get(&content).await.unwrap(), png);
         assert_eq!(files_in(dir.path()), 1);
     }
 
     #[tokio::test]
-    async fn the_same_bytes_are_kept_once_whatever_they_are_called() {
+    async fn the_same_bytes_are_kept_once() {
         let (dir, store) = store();
-        let a = store
-            .put(Bytes::from_static(b"a,b\n1,2\n"), "text/csv", Some("a.csv"))
-            .await
-            .unwrap();
-        let b = store
-            .put(Bytes::from_static(b"a,b\n1,2\n"), "text/csv", Some("b.csv"))
-            .await
-            .unwrap();
+        let a = store.put(Bytes::from_static(b"a,b\n1,2\n")).await.unwrap();
+        let b = store.put(Bytes::from_static(b"a,b\n1,2\n")).await.unwrap();
         assert_eq!(a.digest, b.digest);
         assert_eq!(files_in(dir.path()), 1);
-        store
-            .put(Bytes::from_static(b"other"), "text/plain", None)
-            .await
-            .unwrap();
+        store.put(Bytes::from_static(b"other")).await.unwrap();
         assert_eq!(files_in(dir.path()), 2);
     }
 
@@ -380,8 +359,6 @@ mod tests {
         let absent = ContentRef {
             digest: digest_of(b"never written"),
             size: 13,
-            media_type: "text/plain".into(),
-            name: None,
         };
         let error = store.get(&absent).await.unwrap_err();
         assert!(matches!(error, ContentError::Missing { .. }), "{error}");
@@ -389,7 +366,7 @@ mod tests {
         assert!(!error.is_retryable());
 
         let content = store
-            .put(Bytes::from_static(b"the real bytes"), "text/plain", None)
+            .put(Bytes::from_static(b"the real bytes"))
             .await
             .unwrap();
         let hex = content.digest.strip_prefix(SHA256).unwrap();
@@ -402,10 +379,7 @@ mod tests {
     #[tokio::test]
     async fn a_delete_removes_the_content_and_a_second_delete_is_not_an_error() {
         let (dir, store) = store();
-        let content = store
-            .put(Bytes::from_static(b"short-lived"), "text/plain", None)
-            .await
-            .unwrap();
+        let content = store.put(Bytes::from_static(b"short-lived")).await.unwrap();
         store.delete(&content).await.unwrap();
         store.delete(&content).await.unwrap();
         assert_eq!(files_in(dir.path()), 0);

@@ -58,6 +58,7 @@ mod tests {
             sub_state: None,
             summary: None,
             resolved,
+            attachments: Vec::new(),
         }
     }
 

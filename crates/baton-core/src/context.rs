@@ -192,6 +192,7 @@ mod tests {
             sub_state: None,
             summary: None,
             resolved: state.is_terminal(),
+            attachments: Vec::new(),
         }
     }
 

@@ -12,6 +12,8 @@
 
 use baton_proto::HistoryItem;
 
+use crate::attachments::budget_chars;
+
 /// Characters per token, for the estimate.
 pub const CHARS_PER_TOKEN: usize = 4;
 
@@ -20,10 +22,13 @@ pub fn estimate_tokens(chars: usize) -> usize {
     chars.div_ceil(CHARS_PER_TOKEN)
 }
 
-/// The characters `item` costs in a request: its text, and each tool call's name and arguments.
+/// The characters `item` costs in a request: its text and attachments, and each tool call's name
+/// and arguments.
 pub fn item_chars(item: &HistoryItem) -> usize {
     match item {
-        HistoryItem::User { text, .. } => text.chars().count(),
+        HistoryItem::User {
+            text, attachments, ..
+        } => text.chars().count() + attachments.iter().map(budget_chars).sum::<usize>(),
         HistoryItem::Assistant { text, tool_calls } => {
             text.as_deref().map_or(0, |t| t.chars().count())
                 + tool_calls
@@ -83,6 +88,7 @@ mod tests {
         HistoryItem::User {
             text: text.into(),
             source: Source::Participant,
+            attachments: Vec::new(),
         }
     }
 

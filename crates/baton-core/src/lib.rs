@@ -7,6 +7,7 @@
 
 pub mod a2a_state;
 pub mod ask_participant;
+pub mod attachments;
 pub mod brief;
 pub mod completion;
 pub mod context;
@@ -17,6 +18,7 @@ pub mod derived_id;
 pub mod display;
 pub mod extensions;
 pub mod mcp_tool;
+pub mod media_types;
 pub mod network;
 pub mod push_token;
 pub mod redact;

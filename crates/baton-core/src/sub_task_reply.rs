@@ -244,6 +244,7 @@ mod tests {
             sub_state: None,
             summary: Some("which account?".into()),
             resolved,
+            attachments: Vec::new(),
         }
     }
 

@@ -81,6 +81,9 @@ pub fn apply_child_done(rows: &mut [SubTaskRow], done: &ChildDone) -> Option<Str
     if !summary.is_empty() {
         row.summary = Some(summary.clone());
     }
+    if !done.attachments.is_empty() {
+        row.attachments = done.attachments.clone();
+    }
     row.resolved = done.state.is_terminal();
 
     let is_news = done.state.is_terminal() || (done.state.is_interrupted() && is_new_state);
@@ -158,6 +161,7 @@ mod tests {
             sub_state: None,
             summary: None,
             resolved: false,
+            attachments: Vec::new(),
         }
     }
 
@@ -172,6 +176,7 @@ mod tests {
             sub_state: None,
             summary: None,
             resolved,
+            attachments: Vec::new(),
         }
     }
 
@@ -203,6 +208,7 @@ mod tests {
             state,
             sub_state: sub_state.map(str::to_string),
             summary: summary.to_string(),
+            attachments: Vec::new(),
         }
     }
 
@@ -212,6 +218,7 @@ mod tests {
             state,
             sub_state: sub_state.map(str::to_string),
             text: Some("the answer".to_string()),
+            carries_files: false,
         }
     }
 
@@ -266,6 +273,7 @@ mod tests {
                 state: TaskState::Completed,
                 sub_state: None,
                 text: Some("the answer".to_string()),
+                carries_files: false,
             }
         );
     }

@@ -3,16 +3,21 @@
 
 use std::collections::HashMap;
 
-use a2a::{Artifact, Message, Part, Role, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent};
+use a2a::{
+    Artifact, Message, Part, PartContent, Role, StreamResponse, Task, TaskStatus,
+    TaskStatusUpdateEvent,
+};
 use baton_core::a2a_state::to_a2a;
+use baton_core::attachments::heading;
 use baton_core::extensions::status_metadata;
 use baton_core::spawn_subtask::SELF_AGENT;
 use baton_core::sub_tasks::{AWAITING_ANSWER, AWAITING_NEXT_MESSAGE};
 use baton_proto::envelope::{AcceptanceCriterion, ENTITY_KIND_AGENT, EntityRef, ExtensionTaskRef};
 use baton_proto::{
-    EventEntry, MessageRole, SubTaskRow, TaskEnvelopePayload, TaskEvent, TaskMessage, TaskState,
-    TaskView,
+    Attachment, AttachmentKind, EventEntry, MessageRole, SubTaskRow, TaskEnvelopePayload,
+    TaskEvent, TaskMessage, TaskState, TaskView,
 };
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
@@ -31,22 +36,48 @@ pub struct Reader {
     pub task_extension: bool,
 }
 
+/// The bytes of stored attachments, by digest, read for one rendering of a task.
+#[derive(Debug, Default)]
+pub struct Contents(HashMap<String, Bytes>);
+
+impl Contents {
+    /// None: every stored attachment is rendered as a line that names it.
+    pub fn none() -> Contents {
+        Contents::default()
+    }
+
+    /// Keeps the bytes of `digest`.
+    pub fn insert(&mut self, digest: String, bytes: Bytes) {
+        self.0.insert(digest, bytes);
+    }
+}
+
+/// The messages of `view` a rendering with `history_length` (as GetTask defines it; absent: all)
+/// keeps.
+pub fn kept_messages(view: &TaskView, history_length: Option<i32>) -> &[TaskMessage] {
+    let keep = history_length.map_or(view.messages.len(), |n| n.max(0) as usize);
+    &view.messages[view.messages.len().saturating_sub(keep)..]
+}
+
 /// The A2A `Task` for a view, as `reader` reads it; `history_length` as GetTask defines it
-/// (absent: all).
-pub fn task_of(view: &TaskView, history_length: Option<i32>, reader: Reader) -> Task {
+/// (absent: all). Stored attachments of the history are sent whole when `contents` holds their
+/// bytes.
+pub fn task_of(
+    view: &TaskView,
+    history_length: Option<i32>,
+    reader: Reader,
+    contents: &Contents,
+) -> Task {
     let context_id = context_of(view);
-    let history: Vec<Message> = view
-        .messages
+    let history: Vec<Message> = kept_messages(view, history_length)
         .iter()
-        .map(|m| message_of(&view.task_id, &context_id, m))
+        .map(|m| message_with(&view.task_id, &context_id, m, contents))
         .collect();
-    let keep = history_length.map_or(history.len(), |n| n.max(0) as usize);
-    let history = history[history.len().saturating_sub(keep)..].to_vec();
     Task {
         id: view.task_id.clone(),
         context_id: context_id.clone(),
         status: status_of(view, &context_id),
-        artifacts: answer_artifact(view),
+        artifacts: answer_artifacts(view, contents),
         history: (!history.is_empty()).then_some(history),
         metadata: Some(metadata_of(view, reader)),
     }
@@ -130,19 +161,39 @@ fn status_of(view: &TaskView, context_id: &str) -> TaskStatus {
     }
 }
 
-fn answer_artifact(view: &TaskView) -> Option<Vec<Artifact>> {
+/// A completed task's artifacts: its answer, then each file and data part its sub-tasks made.
+fn answer_artifacts(view: &TaskView, contents: &Contents) -> Option<Vec<Artifact>> {
     let answer = view
         .last_answer
         .as_ref()
         .filter(|_| view.state == TaskState::Completed)?;
-    Some(vec![Artifact {
+    let answer = Artifact {
         artifact_id: format!("{}:answer", view.task_id),
         name: Some("answer".into()),
         description: None,
         parts: vec![Part::text(answer.clone())],
         metadata: None,
         extensions: None,
-    }])
+    };
+    let files = sub_task_files(view).map(|(row, index, attachment)| Artifact {
+        artifact_id: format!("{}:{}:{}", view.task_id, row.stand_in_id, index + 1),
+        name: Some(attachment.label(index)),
+        description: Some(format!("made by sub-task {} on {}", row.name, row.agent)),
+        parts: vec![part_of(attachment, index, contents)],
+        metadata: None,
+        extensions: None,
+    });
+    Some(std::iter::once(answer).chain(files).collect())
+}
+
+/// Each file and data part of the task's sub-tasks, with its row and its place in the row.
+pub fn sub_task_files(view: &TaskView) -> impl Iterator<Item = (&SubTaskRow, usize, &Attachment)> {
+    view.sub_tasks.iter().flat_map(|row| {
+        row.attachments
+            .iter()
+            .enumerate()
+            .map(move |(index, attachment)| (row, index, attachment))
+    })
 }
 
 fn metadata_of(view: &TaskView, reader: Reader) -> HashMap<String, Value> {
@@ -217,6 +268,25 @@ fn sub_task_ref(row: &SubTaskRow) -> ExtensionTaskRef {
 }
 
 fn message_of(task_id: &str, context_id: &str, message: &TaskMessage) -> Message {
+    message_with(task_id, context_id, message, &Contents::none())
+}
+
+/// `message` as A2A says it: its text, then each attachment as a file or data part.
+fn message_with(
+    task_id: &str,
+    context_id: &str,
+    message: &TaskMessage,
+    contents: &Contents,
+) -> Message {
+    let parts = std::iter::once(Part::text(message.text.clone()))
+        .chain(
+            message
+                .attachments
+                .iter()
+                .enumerate()
+                .map(|(index, attachment)| part_of(attachment, index, contents)),
+        )
+        .collect();
     Message {
         message_id: message.message_id.clone(),
         context_id: Some(context_id.to_string()),
@@ -225,7 +295,7 @@ fn message_of(task_id: &str, context_id: &str, message: &TaskMessage) -> Message
             MessageRole::User => Role::User,
             MessageRole::Agent => Role::Agent,
         },
-        parts: vec![Part::text(message.text.clone())],
+        parts,
         metadata: None,
         extensions: None,
         reference_task_ids: None,
@@ -240,8 +310,38 @@ fn agent_message(task_id: &str, context_id: &str, id: &str, text: &str) -> Messa
             message_id: id.to_string(),
             role: MessageRole::Agent,
             text: text.to_string(),
+            attachments: Vec::new(),
         },
     )
+}
+
+/// One attachment as a part: a file by URL as its URL; stored bytes whole (a data part's as its
+/// JSON value); stored bytes not at hand as a text part that names them.
+fn part_of(attachment: &Attachment, index: usize, contents: &Contents) -> Part {
+    let bytes = attachment
+        .content
+        .as_ref()
+        .and_then(|content| contents.0.get(&content.digest));
+    let content = match (&attachment.url, bytes, attachment.kind) {
+        (Some(url), _, _) => PartContent::Url(url.clone()),
+        (None, Some(bytes), AttachmentKind::Data) => match serde_json::from_slice(bytes) {
+            Ok(value) => PartContent::Data(value),
+            Err(_) => PartContent::Raw(bytes.to_vec()),
+        },
+        (None, Some(bytes), AttachmentKind::File) => PartContent::Raw(bytes.to_vec()),
+        (None, None, _) => {
+            return Part::text(format!(
+                "{} (not available now)",
+                heading(attachment, index)
+            ));
+        }
+    };
+    Part {
+        content,
+        filename: attachment.name.clone(),
+        media_type: Some(attachment.media_type.clone()),
+        metadata: None,
+    }
 }
 
 fn parse_time(at: &str) -> Option<DateTime<Utc>> {

@@ -3,6 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::parts::PartLimits;
+
 /// What the gateway serves, from the agent's settings.
 pub struct GatewayConfig {
     /// `agent.id`: this agent's own id, which labels its tasks and no sender may assert.
@@ -32,4 +34,6 @@ pub struct GatewayConfig {
     pub deployment: Arc<baton_core::deployment_key::DeploymentKey>,
     /// `server.max_message_parts`: checked here for gRPC, whose bodies the part scan cannot read.
     pub max_message_parts: usize,
+    /// `[content]`: the files and data a message may carry.
+    pub part_limits: PartLimits,
 }

@@ -40,6 +40,7 @@ mod tests {
                 MessageRole::Agent
             },
             text: text.to_string(),
+            attachments: Vec::new(),
         }
     }
 

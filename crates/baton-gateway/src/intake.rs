@@ -34,36 +34,16 @@ impl Trust<'_> {
     }
 }
 
-/// Refuses a message with a part Baton cannot read: it reads text, and the task envelope. An
-/// unreadable part is never dropped in silence (ContentTypeNotSupported, naming it).
-pub fn check_parts(message: &Message) -> Result<(), A2AError> {
-    for (n, part) in message.parts.iter().enumerate() {
-        let readable = match &part.content {
-            PartContent::Text(_) => part
-                .media_type
-                .as_deref()
-                .is_none_or(|media| media.starts_with("text/")),
-            PartContent::Data(_) => part.media_type.as_deref() == Some(ENVELOPE_MEDIA_TYPE),
-            PartContent::Raw(_) | PartContent::Url(_) => false,
-        };
-        if !readable {
-            let kind = match &part.content {
-                PartContent::Text(_) => "a text part",
-                PartContent::Data(_) => "a data part",
-                PartContent::Raw(_) => "a file part (raw bytes)",
-                PartContent::Url(_) => "a file part (by URL)",
-            };
-            let media = part.media_type.as_deref().unwrap_or("no media type");
-            return Err(A2AError::new(
-                a2a::error_code::CONTENT_TYPE_NOT_SUPPORTED,
-                format!(
-                    "part {n} is {kind} of {media}: this agent reads text parts and the task \
-                     envelope ({ENVELOPE_MEDIA_TYPE}) only"
-                ),
-            ));
-        }
-    }
-    Ok(())
+/// The goal of a task whose first message has no text, only files or data.
+const ONLY_ATTACHMENTS_GOAL: &str = "The message has no text, only the attachments below.";
+
+/// Whether the message carries a file or data part besides the task envelope.
+fn carries_content(message: &Message) -> bool {
+    message.parts.iter().any(|part| match &part.content {
+        PartContent::Text(_) => false,
+        PartContent::Data(_) => part.media_type.as_deref() != Some(ENVELOPE_MEDIA_TYPE),
+        PartContent::Raw(_) | PartContent::Url(_) => true,
+    })
 }
 
 /// The message's text parts, joined.
@@ -114,7 +94,6 @@ pub fn new_task(
     trusted: bool,
     unbriefed: Lifecycle,
 ) -> Result<TaskInput, A2AError> {
-    check_parts(message)?;
     if sub_task_of(message)?.is_some() {
         return Err(A2AError::invalid_params(format!(
             "metadata {SUB_TASK_ID_METADATA} answers a sub-task of an existing task: send the \
@@ -152,6 +131,11 @@ pub fn new_task(
         .clone()
         .filter(|g| !g.trim().is_empty())
         .unwrap_or_else(|| text.clone());
+    let goal = if goal.trim().is_empty() && carries_content(message) {
+        ONLY_ATTACHMENTS_GOAL.to_string()
+    } else {
+        goal
+    };
     if goal.trim().is_empty() {
         return Err(A2AError::invalid_params(
             "the message has no text and the envelope no goal: there is nothing to do",
@@ -196,7 +180,6 @@ pub fn new_task(
 /// A message to an existing task: lifecycle and participants are fixed once the task exists
 /// (abuse case 7).
 pub fn follow_up(sender: &str, message: &Message) -> Result<InboxMessage, A2AError> {
-    check_parts(message)?;
     if let Some(brief) = envelope_of(message)?
         && (brief.lifecycle.is_some() || brief.participants.is_some())
     {
@@ -258,6 +241,7 @@ pub fn inbox_message(sender: &str, message: &Message) -> InboxMessage {
         text: text_of(message),
         push_config: None,
         stand_in_id: None,
+        attachments: Vec::new(),
     }
 }
 
@@ -283,58 +267,20 @@ mod tests {
     }
 
     #[test]
-    fn text_and_the_envelope_are_read() {
-        let readable = message(json!([
-            {"text": "hello"},
-            {"text": "# notes", "mediaType": "text/markdown"},
+    fn a_first_message_of_files_alone_is_a_task_about_them() {
+        let files = message(json!([{"raw": "AA==", "mediaType": "image/png"}]));
+        let input = new_task("alice", &files, "ctx", false, Lifecycle::Delegated).unwrap();
+        assert_eq!(input.goal, ONLY_ATTACHMENTS_GOAL);
+        let envelope_only = message(json!([
             {"data": {"kind": "task", "payload": {}}, "mediaType": ENVELOPE_MEDIA_TYPE}
         ]));
-        assert!(check_parts(&readable).is_ok());
-    }
-
-    #[test]
-    fn any_other_part_is_refused_naming_it_even_beside_text() {
-        for (part, said) in [
-            (
-                json!({"raw": "aGVsbG8=", "mediaType": "image/png"}),
-                "a file part (raw bytes) of image/png",
-            ),
-            (
-                json!({"url": "https://example.com/a.pdf", "mediaType": "application/pdf"}),
-                "a file part (by URL) of application/pdf",
-            ),
-            (
-                json!({"data": {"x": 1}, "mediaType": "application/json"}),
-                "a data part of application/json",
-            ),
-            (json!({"data": {"x": 1}}), "a data part of no media type"),
-            (
-                json!({"text": "<p>", "mediaType": "application/xhtml+xml"}),
-                "a text part of application/xhtml+xml",
-            ),
-        ] {
-            let error = check_parts(&message(json!([{"text": "hello"}, part]))).unwrap_err();
-            assert_eq!(
-                error.code,
-                a2a::error_code::CONTENT_TYPE_NOT_SUPPORTED,
-                "{said}"
-            );
-            assert!(
-                error.message.contains(&format!("part 1 is {said}")),
-                "{}",
-                error.message
-            );
-        }
-    }
-
-    #[test]
-    fn a_new_task_and_a_follow_up_both_check_their_parts() {
-        let file =
-            message(json!([{"text": "see this"}, {"raw": "AA==", "mediaType": "image/png"}]));
-        let refused = new_task("alice", &file, "ctx", false, Lifecycle::Conversation).unwrap_err();
-        assert_eq!(refused.code, a2a::error_code::CONTENT_TYPE_NOT_SUPPORTED);
-        let refused = follow_up("alice", &file).unwrap_err();
-        assert_eq!(refused.code, a2a::error_code::CONTENT_TYPE_NOT_SUPPORTED);
+        let refused =
+            new_task("alice", &envelope_only, "ctx", false, Lifecycle::Delegated).unwrap_err();
+        assert!(
+            refused.message.contains("there is nothing to do"),
+            "{}",
+            refused.message
+        );
     }
 
     fn with_metadata(metadata: serde_json::Value) -> Message {

@@ -12,6 +12,7 @@ use crate::extensions::activates;
 use crate::identity::{CallerKind, check_task_id, sender};
 use crate::intake::{Trust, follow_up, inbox_message, new_task, text_of};
 use crate::part_scan::too_many_parts;
+use crate::parts::{IncomingPart, incoming_parts};
 use crate::push_configs;
 
 /// What a message asks for.
@@ -29,6 +30,8 @@ pub(crate) enum Plan {
         sender: String,
         /// What the task's inbox takes, with the webhook sent along, if any.
         inbox: InboxMessage,
+        /// The message's files and data, to store before the inbox takes it.
+        parts: Vec<IncomingPart>,
     },
     /// A message that opens a task (or lands again on the one it opened, when repeated).
     NewTask(NewTask),
@@ -47,6 +50,8 @@ pub(crate) struct NewTask {
     pub input: TaskInput,
     /// The first message, with the webhook sent along, if any.
     pub inbox: InboxMessage,
+    /// The first message's files and data, to store before the task starts.
+    pub parts: Vec<IncomingPart>,
     /// The task goes on from the newest task of the context it names: a caller whose tasks end
     /// (not one that converses, which goes on with the same task), where tasks carry the
     /// context's search attribute, so the lookup reads only that context.
@@ -66,6 +71,7 @@ pub(crate) fn plan(
             config.max_message_parts,
         )));
     }
+    let parts = incoming_parts(message, &config.part_limits)?;
     let webhook = req
         .configuration
         .as_ref()
@@ -81,6 +87,7 @@ pub(crate) fn plan(
             task_id,
             sender,
             inbox,
+            parts,
         });
     }
     let caller = sender(params, message, &config.agent_id)?;
@@ -125,6 +132,7 @@ pub(crate) fn plan(
         sender,
         input,
         inbox,
+        parts,
     }))
 }
 
@@ -138,6 +146,7 @@ mod tests {
 
     use super::*;
     use crate::identity::{CALLER_KIND_HEADER, PARTICIPANT_HEADER};
+    use crate::parts::PartLimits;
 
     fn config() -> GatewayConfig {
         GatewayConfig {
@@ -152,6 +161,10 @@ mod tests {
             public_url: "https://desk.example.com/".parse().unwrap(),
             deployment: Arc::new(DeploymentKey::from_secret("a secret of this deployment")),
             max_message_parts: 4,
+            part_limits: PartLimits {
+                max_part_bytes: 1024,
+                media_types: vec!["*/*".into()],
+            },
         }
     }
 
@@ -264,6 +277,7 @@ mod tests {
             task_id: to,
             sender,
             inbox,
+            ..
         } = follow
         else {
             panic!("expected a follow-up, got {follow:?}");
@@ -271,6 +285,44 @@ mod tests {
         assert_eq!((to.as_str(), sender.as_str()), (task_id.as_str(), "alice"));
         assert_eq!(inbox.message_id, "m-2");
         assert_eq!(inbox.participant_id, "alice");
+    }
+
+    #[test]
+    fn the_files_and_data_of_a_message_wait_to_be_stored_and_one_too_big_refuses_it() {
+        let alice = as_caller("alice", "authenticated");
+        let with = |parts: serde_json::Value| {
+            request(json!({"messageId": "m-1", "role": "ROLE_USER", "parts": parts}))
+        };
+        let task = new_task_of(
+            plan(
+                &config(),
+                &alice,
+                &with(
+                    json!([{"text": "Sum it."}, {"raw": "YSxiCjEsMg==", "mediaType": "text/csv"}]),
+                ),
+            )
+            .unwrap(),
+        );
+        assert_eq!(task.parts.len(), 1);
+        assert_eq!(task.parts[0].bytes().unwrap().as_ref(), b"a,b\n1,2");
+        assert!(
+            task.inbox.attachments.is_empty(),
+            "stored first, by the handler"
+        );
+        let big = format!("{{\"raw\": \"{}\"}}", "A".repeat(2000));
+        let refused = plan(
+            &config(),
+            &alice,
+            &with(json!([
+                serde_json::from_str::<serde_json::Value>(&big).unwrap()
+            ])),
+        )
+        .unwrap_err();
+        assert!(
+            refused.message.contains("content.max_part_bytes"),
+            "{}",
+            refused.message
+        );
     }
 
     #[test]

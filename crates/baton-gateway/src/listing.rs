@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use futures::StreamExt;
 use temporalio_client::{WorkflowExecution, WorkflowListOptions};
 
-use crate::a2a_task::task_of;
+use crate::a2a_task::{Contents, task_of};
 use crate::extensions::task_reader;
 use crate::identity::{CallerKind, caller};
 use crate::listing_cache::{ListingCache, ListingKey};
@@ -107,7 +107,13 @@ pub async fn list_tasks(
     let page = page
         .iter()
         .map(|view| {
-            let mut task = task_of(view, req.history_length.or(Some(0)), task_reader(params));
+            // A listing names the files of the histories it shows; GetTask sends them.
+            let mut task = task_of(
+                view,
+                req.history_length.or(Some(0)),
+                task_reader(params),
+                &Contents::none(),
+            );
             if !include_artifacts {
                 task.artifacts = None;
             }
@@ -272,6 +278,7 @@ mod tests {
                     MessageRole::Agent
                 },
                 text: format!("message {n}"),
+                attachments: Vec::new(),
             })
             .collect();
         view.last_answer = Some("message 3".into());
@@ -286,6 +293,7 @@ mod tests {
             crate::a2a_task::Reader {
                 task_extension: true,
             },
+            &Contents::none(),
         );
         task.artifacts = None;
         task

@@ -27,6 +27,10 @@ pub enum ChatMessage {
     User {
         /// The text.
         content: String,
+        /// Images the model sees after the text, each a URL: `data:<media type>;base64,…` for
+        /// bytes Baton holds.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<String>,
     },
     /// An earlier answer of the model.
     Assistant {

@@ -28,14 +28,13 @@ pub fn values() -> Vec<(&'static str, Value)> {
         one("TaskMessage", task_message()),
         one("EventPage", event_page()),
         one("EventLog", event_log()),
+        one("ContentRef", content_ref()),
+        one("Attachment", attachment()),
         one(
-            "ContentRef",
-            ContentRef {
-                digest: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-                    .into(),
-                size: BIG,
-                media_type: "image/png".into(),
-                name: Some("chart.png".into()),
+            "RemoteFiles",
+            RemoteFiles {
+                attachments: vec![attachment()],
+                left_out: vec!["part 2 is over content.max_part_bytes".into()],
             },
         ),
         one("EventEntry", event_entry()),
@@ -127,7 +126,11 @@ fn carry() -> TaskCarry {
         state: TaskState::InputRequired,
         history: history_items(),
         sub_tasks: vec![row()],
-        pending_notes: vec!["Sub-task balance is COMPLETED.".into()],
+        pending_notes: vec![HistoryItem::User {
+            text: "Sub-task balance is COMPLETED.".into(),
+            source: Source::Agent,
+            attachments: vec![attachment()],
+        }],
         log: event_log(),
         turns: 3,
         turns_since_message: 2,
@@ -136,7 +139,11 @@ fn carry() -> TaskCarry {
         messages: vec![task_message()],
         sub_state: Some("awaiting-answer".into()),
         unread_messages: 1,
-        arrived: vec!["And April?".into()],
+        arrived: vec![HistoryItem::User {
+            text: "And April?".into(),
+            source: Source::Participant,
+            attachments: vec![attachment()],
+        }],
         push_configs: vec![push_config()],
         replies_out: vec![forwarded()],
         replies_sent: 4,
@@ -170,6 +177,7 @@ fn history_items() -> Vec<HistoryItem> {
         HistoryItem::User {
             text: "Reconcile March.".into(),
             source: Source::Participant,
+            attachments: vec![attachment()],
         },
         HistoryItem::Assistant {
             text: Some("Asking the ledger.".into()),
@@ -210,6 +218,7 @@ fn row() -> SubTaskRow {
         sub_state: Some("awaiting-credentials".into()),
         summary: Some("Sign in.".into()),
         resolved: true,
+        attachments: vec![attachment()],
     }
 }
 
@@ -220,6 +229,7 @@ fn child_done() -> ChildDone {
         state: TaskState::InputRequired,
         sub_state: Some("awaiting-answer".into()),
         summary: "Which account?".into(),
+        attachments: vec![attachment()],
     }
 }
 
@@ -230,6 +240,7 @@ fn inbox_message() -> InboxMessage {
         text: "Use the savings account.".into(),
         push_config: Some(push_config()),
         stand_in_id: Some("books-1.1".into()),
+        attachments: vec![attachment()],
     }
 }
 
@@ -289,6 +300,25 @@ fn task_message() -> TaskMessage {
         message_id: "m-1".into(),
         role: MessageRole::Agent,
         text: "Where is my order?".into(),
+        attachments: vec![attachment()],
+    }
+}
+
+fn content_ref() -> ContentRef {
+    ContentRef {
+        digest: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08".into(),
+        size: BIG,
+    }
+}
+
+/// Every field set, though no attachment has both stored bytes and a URL.
+fn attachment() -> Attachment {
+    Attachment {
+        kind: AttachmentKind::File,
+        name: Some("chart.png".into()),
+        media_type: "image/png".into(),
+        content: Some(content_ref()),
+        url: Some("https://files.example.com/chart.png".into()),
     }
 }
 
@@ -324,7 +354,12 @@ fn task_events() -> Vec<TaskEvent> {
         },
         TaskEvent::SubTask { row: row() },
         TaskEvent::Message {
-            message: task_message(),
+            // A `google.protobuf.Value` writes every number as a double: the attachment's size
+            // would read back as 48213.0.
+            message: TaskMessage {
+                attachments: Vec::new(),
+                ..task_message()
+            },
         },
     ];
     for event in &events {
@@ -370,6 +405,7 @@ fn snapshot() -> RemoteSnapshot {
         state: TaskState::InputRequired,
         sub_state: Some("awaiting-answer".into()),
         text: Some("Which account?".into()),
+        carries_files: true,
     }
 }
 

@@ -37,6 +37,8 @@ pub const MESSAGES: &[(&str, RoundTrip)] = &[
     ("EventPage", via::<EventPage>),
     ("EventLog", via::<EventLog>),
     ("ContentRef", via::<ContentRef>),
+    ("Attachment", via::<Attachment>),
+    ("RemoteFiles", via::<RemoteFiles>),
     ("EventEntry", via::<EventEntry>),
     ("TaskEvent", via::<TaskEvent>),
     ("ForwardedReply", via::<ForwardedReply>),
@@ -158,6 +160,11 @@ pub fn string_enums() -> Vec<StringEnum> {
             fields: &["TaskMessage.role"],
         },
         StringEnum {
+            serde_type: "AttachmentKind",
+            values: names!(AttachmentKind: File, Data),
+            fields: &["Attachment.kind"],
+        },
+        StringEnum {
             serde_type: "WatchKind",
             values: names!(WatchKind: Push, Follow, Off),
             fields: &[
@@ -203,7 +210,7 @@ pub const TAGGED: &[Tagged] = &[
         variants: &[
             Variant {
                 name: "user",
-                fields: &["text", "source"],
+                fields: &["text", "source", "attachments"],
                 optional: &[],
                 values: &[],
             },

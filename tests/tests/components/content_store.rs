@@ -29,16 +29,10 @@ async fn content_put_in_an_s3_store_reads_back_byte_for_byte_and_is_kept_once() 
     assert_eq!(store.place(), "s3://baton-content/agents/front-desk");
 
     let png: Vec<u8> = (0..=255u8).cycle().take(300_000).collect();
-    let content = store
-        .put(Bytes::from(png.clone()), "image/png", Some("chart.png"))
-        .await
-        .unwrap();
+    let content = store.put(Bytes::from(png.clone())).await.unwrap();
     assert_eq!(content.digest, digest_of(&png));
     assert_eq!(store.get(&content).await.unwrap(), png);
-    let again = store
-        .put(Bytes::from(png.clone()), "image/png", Some("copy.png"))
-        .await
-        .unwrap();
+    let again = store.put(Bytes::from(png.clone())).await.unwrap();
     assert_eq!(again.digest, content.digest);
 
     store.delete(&content).await.unwrap();
@@ -55,15 +49,12 @@ async fn a_store_that_is_down_fails_within_its_bound_naming_itself_and_serves_on
     let retry_for = Duration::from_secs(2);
     let store = ContentStore::s3(&location(&server), retry_for).unwrap();
     let csv = Bytes::from_static(b"month,total\nMarch,1200\n");
-    store
-        .put(csv.clone(), "text/csv", Some("march.csv"))
-        .await
-        .unwrap();
+    store.put(csv.clone()).await.unwrap();
 
     server.kill().await;
     let started = std::time::Instant::now();
     let error = store
-        .put(Bytes::from_static(b"while down"), "text/plain", None)
+        .put(Bytes::from_static(b"while down"))
         .await
         .unwrap_err();
     assert!(error.is_retryable(), "{error}");
@@ -83,9 +74,6 @@ async fn a_store_that_is_down_fails_within_its_bound_naming_itself_and_serves_on
 
     server.start_again().await;
     server.create_bucket("baton-content").await;
-    let content = store
-        .put(csv.clone(), "text/csv", Some("march.csv"))
-        .await
-        .unwrap();
+    let content = store.put(csv.clone()).await.unwrap();
     assert_eq!(store.get(&content).await.unwrap(), csv);
 }

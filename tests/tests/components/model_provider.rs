@@ -30,6 +30,7 @@ fn ask(question: &str) -> ModelRequest {
         system: "You are Baton.".into(),
         messages: vec![ChatMessage::User {
             content: question.into(),
+            images: vec![],
         }],
         tools: vec![],
         reasoning_effort: None,

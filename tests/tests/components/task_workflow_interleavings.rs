@@ -621,6 +621,7 @@ async fn a_parent_waits_for_its_sub_task_and_ignores_stray_and_late_news() {
         state,
         sub_state: None,
         summary: summary.into(),
+        attachments: Vec::new(),
     };
     h.child_done("t", done("t.9", TaskState::Completed, "not ours"))
         .await;

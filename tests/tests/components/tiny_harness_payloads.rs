@@ -251,6 +251,7 @@ fn row(
         sub_state: sub_state.map(str::to_string),
         summary: None,
         resolved: false,
+        attachments: Vec::new(),
     }
 }
 

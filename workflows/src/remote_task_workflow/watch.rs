@@ -17,6 +17,7 @@ use super::deadline_left;
 use crate::TaskWorkflow;
 use crate::activity_failure;
 use crate::policies;
+use crate::remote_files::collected;
 
 /// Fetches after a push whose claim the agent's GetTask does not yet agree with.
 const PUSH_RECHECKS: [Duration; 3] = [
@@ -276,12 +277,16 @@ pub(super) async fn tell_parent(
     token: Option<&WorkflowCancellationToken>,
 ) {
     let parent = ctx.state(|s| s.start.parent_workflow_id.clone());
+    let task = ctx.state(|s| s.task_in(ctx.workflow_id()));
+    let summary = cap_result(mapped.text.as_deref().unwrap_or_default());
+    let (attachments, summary) = collected(ctx, task, mapped, &summary).await;
     let done = ChildDone {
         stand_in_id: ctx.workflow_id().to_string(),
         remote_task_id: mapped.remote_task_id.clone(),
         state: mapped.state,
         sub_state: mapped.sub_state.clone(),
-        summary: cap_result(mapped.text.as_deref().unwrap_or_default()),
+        summary,
+        attachments,
     };
     let options = SignalWorkflowOptions::builder()
         .maybe_cancellation_token(token.cloned())

@@ -15,9 +15,9 @@ use baton_core::sub_tasks::{
 };
 use baton_core::tool_result::{spawned_content, tool_error_content};
 use baton_proto::{
-    CancelContextIn, ChildDone, DelegationEnd, RemoteSnapshot, RemoteStart, RemoteTaskIn,
-    StartAgentTaskIn, StartAgentTaskOut, SubTaskRow, TaskEvent, TaskRef, TaskState, TaskView,
-    ToolCallRecord,
+    Attachment, CancelContextIn, ChildDone, DelegationEnd, HistoryItem, RemoteSnapshot,
+    RemoteStart, RemoteTaskIn, Source, StartAgentTaskIn, StartAgentTaskOut, SubTaskRow, TaskEvent,
+    TaskRef, TaskState, TaskView, ToolCallRecord,
 };
 use temporalio_sdk::{
     ActivityExecutionError, ChildWorkflowOptions, ParentClosePolicy, WorkflowContext,
@@ -35,6 +35,7 @@ use crate::RemoteTaskWorkflow;
 use crate::activity_failure;
 use crate::event_time::event_time;
 use crate::policies;
+use crate::remote_files::collected;
 use crate::remote_task_workflow::cancel_until_ended;
 
 impl TaskWorkflow {
@@ -48,7 +49,7 @@ impl TaskWorkflow {
     ) {
         let before = self.row(&done.stand_in_id);
         if let Some(note) = apply_child_done(&mut self.durable.sub_tasks, done) {
-            self.durable.pending_notes.push(note);
+            self.add_note(note, done.attachments.clone());
         }
         let after = self.row(&done.stand_in_id);
         self.durable
@@ -59,6 +60,15 @@ impl TaskWorkflow {
                 .log
                 .push(event_time(now), TaskEvent::SubTask { row });
         }
+    }
+
+    /// A note for the model's next turn, with the files and data it brings (a sub-task's).
+    pub(super) fn add_note(&mut self, text: String, attachments: Vec<Attachment>) {
+        self.durable.pending_notes.push(HistoryItem::User {
+            text,
+            source: Source::Agent,
+            attachments,
+        });
     }
 
     /// The row of the sub-task whose stand-in is `stand_in_id`.
@@ -155,10 +165,11 @@ pub(super) async fn forward_participant_answers(ctx: &mut WorkflowContext<TaskWo
     for answer in answers {
         if !send_answer(ctx, &answer.stand_in_id, answer.text).await {
             ctx.state_mut(|s| {
-                s.durable.pending_notes.push(format!(
+                let note = format!(
                     "A participant's answer to sub-task {} was not sent: the sub-task has ended",
                     answer.stand_in_id
-                ));
+                );
+                s.add_note(note, Vec::new());
             });
         }
     }
@@ -222,6 +233,7 @@ pub(super) async fn delegate(
             sub_state: None,
             summary: None,
             resolved: false,
+            attachments: Vec::new(),
         });
         let parent_ref = TaskRef {
             task_id: parent_id.clone(),
@@ -262,6 +274,7 @@ pub(super) async fn delegate(
                 state: TaskState::Completed,
                 sub_state: None,
                 text: Some(text),
+                carries_files: false,
             };
             record_change(ctx, &stand_in_id, &answered);
             return spawned_content(&request.name, &request.agent, None, TaskState::Completed);
@@ -288,7 +301,15 @@ pub(super) async fn delegate(
         ..context
     });
     let seen = map_remote_state(task.clone(), true);
-    record_change(ctx, &stand_in_id, &seen);
+    let unwatched = RemoteTaskIn {
+        stand_in_id: stand_in_id.clone(),
+        agent: request.agent.clone(),
+        remote_task_id: task.remote_task_id.clone(),
+    };
+    // A task that ended as it was created has no stand-in: the parent keeps its files itself.
+    let summary = seen.text.clone().unwrap_or_default();
+    let (attachments, summary) = collected(ctx, unwatched.clone(), &seen, &summary).await;
+    record_change_with(ctx, &stand_in_id, &seen, attachments, summary);
     if seen.state.is_terminal() {
         if let Some(duplicates) = duplicates {
             cancel_context(ctx, duplicates).await;
@@ -300,11 +321,6 @@ pub(super) async fn delegate(
             seen.state,
         );
     }
-    let unwatched = RemoteTaskIn {
-        stand_in_id: stand_in_id.clone(),
-        agent: request.agent.clone(),
-        remote_task_id: task.remote_task_id.clone(),
-    };
     if cancel_requested(ctx) {
         // Cancelled while the agent created it: nobody will watch it, so stop it now.
         let after = cancel_unwatched(ctx, unwatched, &task).await;
@@ -442,13 +458,27 @@ pub(super) fn record_change(
     stand_in_id: &str,
     seen: &RemoteSnapshot,
 ) {
+    let summary = seen.text.clone().unwrap_or_default();
+    record_change_with(ctx, stand_in_id, seen, Vec::new(), summary);
+}
+
+/// As [`record_change`], with the files the child made and the summary that says what of them
+/// was left out.
+fn record_change_with(
+    ctx: &WorkflowContext<TaskWorkflow>,
+    stand_in_id: &str,
+    seen: &RemoteSnapshot,
+    attachments: Vec<Attachment>,
+    summary: String,
+) {
     let now = ctx.workflow_time();
     let done = ChildDone {
         stand_in_id: stand_in_id.to_string(),
         remote_task_id: seen.remote_task_id.clone(),
         state: seen.state,
         sub_state: seen.sub_state.clone(),
-        summary: seen.text.clone().unwrap_or_default(),
+        summary,
+        attachments,
     };
     ctx.state_mut(|s| s.take_child_change(now, &done));
 }

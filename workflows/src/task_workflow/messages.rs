@@ -17,6 +17,9 @@ use super::status::{Listing, record_state};
 use crate::current_details::task_details;
 use crate::event_time::event_time;
 
+/// What the model reads beside the files and data of the message that created the task.
+const BRIEF_ATTACHMENTS: &str = "The brief came with these attachments.";
+
 impl TaskWorkflow {
     /// A participant's message, by `inbox` or `first_message`: its webhook first, then the
     /// message, unless the task holds its id already.
@@ -46,6 +49,7 @@ impl TaskWorkflow {
                 message_id: message.message_id.clone(),
                 role: MessageRole::User,
                 text: message.text.clone(),
+                attachments: message.attachments.clone(),
             };
             self.durable.messages.push(entry.clone());
             self.durable.log.push(
@@ -55,9 +59,22 @@ impl TaskWorkflow {
             if let Some(stand_in_id) = &message.stand_in_id {
                 // An answer for a sub-task goes to its agent; the model reads only that it went.
                 self.take_participant_answer(ctx, stand_in_id, &message);
-            } else if !is_the_brief {
+            } else if is_the_brief {
+                // The brief's text is the task section's; its files and data are not.
+                if !message.attachments.is_empty() {
+                    self.durable.history.push(HistoryItem::User {
+                        text: BRIEF_ATTACHMENTS.to_string(),
+                        source: Source::Participant,
+                        attachments: message.attachments,
+                    });
+                }
+            } else {
                 let was_parked = self.awaits_next_message();
-                self.durable.arrived.push(message.text);
+                self.durable.arrived.push(HistoryItem::User {
+                    text: message.text,
+                    source: Source::Participant,
+                    attachments: message.attachments,
+                });
                 self.durable.unread_messages += 1;
                 // The task works on the message from the moment it takes it, so whoever reads
                 // it next (the sender's stream first) never sees it parked with the message in.
@@ -94,9 +111,10 @@ impl TaskWorkflow {
         let Some(row) = self.mark_row_answered(ctx.workflow_time(), stand_in_id) else {
             return;
         };
-        self.durable
-            .pending_notes
-            .push(participant_answered_note(&row, &message.participant_id));
+        self.add_note(
+            participant_answered_note(&row, &message.participant_id),
+            Vec::new(),
+        );
         self.durable.replies_out.push(ForwardedReply {
             stand_in_id: stand_in_id.to_string(),
             text: message.text.clone(),
@@ -170,12 +188,7 @@ impl TaskWorkflow {
         if !self.durable.arrived.is_empty() {
             self.durable.turns_since_message = 0;
         }
-        for text in self.durable.arrived.drain(..) {
-            self.durable.history.push(HistoryItem::User {
-                text,
-                source: Source::Participant,
-            });
-        }
+        self.durable.history.append(&mut self.durable.arrived);
     }
 
     /// Parked, with no new message yet: a conversation after its answer, or a task waiting for
@@ -250,6 +263,7 @@ pub(super) fn pose_question(ctx: &mut WorkflowContext<TaskWorkflow>, question: S
             message_id: format!("{task_id}:question:{}", s.durable.turns),
             role: MessageRole::Agent,
             text: question.clone(),
+            attachments: Vec::new(),
         };
         s.durable.messages.push(asked.clone());
         s.durable

@@ -316,6 +316,7 @@ pub(super) fn earlier_item(message: &TaskMessage) -> HistoryItem {
         MessageRole::User => HistoryItem::User {
             text: message.text.clone(),
             source: Source::Participant,
+            attachments: message.attachments.clone(),
         },
         MessageRole::Agent => HistoryItem::Assistant {
             text: Some(message.text.clone()),

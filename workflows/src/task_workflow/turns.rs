@@ -15,7 +15,7 @@ use baton_core::tool_result::tool_error_content;
 use baton_core::turn_bounds::payload_too_large;
 use baton_proto::{
     HistoryItem, InvokeModelIn, InvokeModelOut, InvokeToolIn, Lifecycle, MessageRole, OfferedTool,
-    Source, TaskEvent, TaskMessage, TaskRoster, TaskStart, TaskState, TaskView, ToolCallRecord,
+    TaskEvent, TaskMessage, TaskRoster, TaskStart, TaskState, TaskView, ToolCallRecord,
 };
 use temporalio_sdk::{ContinueAsNewOptions, WorkflowContext, WorkflowResult};
 use temporalio_workflow::select;
@@ -135,12 +135,7 @@ pub(super) async fn model_turn(
     let request = ctx.state_mut(|s| {
         s.take_arrived_messages();
         s.durable.unread_messages = 0;
-        for note in s.durable.pending_notes.drain(..) {
-            s.durable.history.push(HistoryItem::User {
-                text: note,
-                source: Source::Agent,
-            });
-        }
+        s.durable.history.append(&mut s.durable.pending_notes);
         InvokeModelIn {
             task_id: String::new(),
             model: s.input.model.clone(),
@@ -203,6 +198,7 @@ pub(super) async fn model_turn(
                     message_id: format!("{task_id}:answer:{}", s.durable.turns),
                     role: MessageRole::Agent,
                     text: text.clone(),
+                    attachments: Vec::new(),
                 };
                 s.durable.messages.push(answer.clone());
                 s.durable

@@ -154,6 +154,7 @@ mod tests {
             sub_state: None,
             summary: summary.map(str::to_string),
             resolved: false,
+            attachments: Vec::new(),
         }
     }
 

@@ -67,6 +67,7 @@ async fn a_question_waits_for_the_participant_s_answer_which_the_model_reads() {
                 text: "Order 1042".into(),
                 push_config: None,
                 stand_in_id: None,
+                attachments: Vec::new(),
             },
         )
         .await
@@ -133,6 +134,7 @@ async fn a_task_that_continues_as_new_while_it_asks_still_shows_its_question() {
                 text: "Order 1042".into(),
                 push_config: None,
                 stand_in_id: None,
+                attachments: Vec::new(),
             },
         )
         .await

@@ -472,6 +472,7 @@ fn answer_for(stand_in_id: &str, message_id: &str, text: &str) -> InboxMessage {
         text: text.into(),
         push_config: None,
         stand_in_id: Some(stand_in_id.into()),
+        attachments: Vec::new(),
     }
 }
 
@@ -828,6 +829,7 @@ fn answer(text: &str) -> InboxMessage {
         text: text.into(),
         push_config: None,
         stand_in_id: None,
+        attachments: Vec::new(),
     }
 }
 

@@ -352,6 +352,7 @@ async fn the_turn_limit_counts_the_turns_after_each_message_not_the_conversation
             text: text.into(),
             push_config: None,
             stand_in_id: None,
+            attachments: Vec::new(),
         };
         task.execute_update(
             TaskWorkflow::inbox,
@@ -497,6 +498,7 @@ async fn a_conversation_parks_after_each_answer_and_takes_messages_from_particip
             text: text.into(),
             push_config: None,
             stand_in_id: None,
+            attachments: Vec::new(),
         };
         let task = &task;
         async move {
@@ -627,6 +629,7 @@ async fn a_long_conversation_leaves_out_its_oldest_turns_and_keeps_answering() {
             text: format!("message-{n} {filler}"),
             push_config: None,
             stand_in_id: None,
+            attachments: Vec::new(),
         };
         temporal.send_inbox("t-long", message).await.unwrap();
         let view = temporal

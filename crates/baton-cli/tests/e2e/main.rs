@@ -16,6 +16,7 @@ mod engine_mcp;
 mod engine_outcomes;
 mod engine_push;
 mod example_delegation;
+mod files;
 mod gateway_a2a;
 mod gateway_delegation;
 mod gateway_metrics;

@@ -7,7 +7,7 @@ use baton_proto::temporal::search_attributes::{
     A2A_CONTEXT_ID, A2A_STATUS_TIMESTAMP, A2A_TASK_STATE, BATON_AGENT, BATON_PARTICIPANTS,
 };
 use baton_proto::temporal::{TaskWorkflow, task_workflow};
-use baton_proto::{InboxMessage, InboxReceipt, TaskInput, TaskMessage, TaskView};
+use baton_proto::{Attachment, InboxMessage, InboxReceipt, TaskInput, TaskMessage, TaskView};
 use temporalio_client::errors::{WorkflowStartError, WorkflowUpdateWithStartError};
 use temporalio_client::{
     WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowStartOptions,
@@ -19,7 +19,10 @@ use super::TemporalHandler;
 use crate::continuation::continuing;
 use crate::intake_plan::{NewTask, Plan, plan};
 use crate::listing::{Freshness, list_tasks};
-use crate::temporal_errors::{temporal_unreachable, unreachable, update_error};
+use crate::parts::IncomingPart;
+use crate::temporal_errors::{
+    RETRY_DELAY, retry_info, temporal_unreachable, unreachable, update_error,
+};
 
 /// Where a message was delivered, and what became of it.
 pub(crate) struct Delivered {
@@ -117,15 +120,42 @@ impl TemporalHandler {
             Plan::FollowUp {
                 task_id,
                 sender,
-                inbox,
-            } => self.follow_up(task_id, &sender, inbox).await,
+                mut inbox,
+                parts,
+            } => {
+                inbox.attachments = self.keep(parts).await?;
+                self.follow_up(task_id, &sender, inbox).await
+            }
             Plan::NewTask(mut task) => {
+                task.inbox.attachments = self.keep(std::mem::take(&mut task.parts)).await?;
                 if task.continues_a_context {
                     task.input.earlier = self.earlier_in_context(params, &task.context_id).await;
                 }
                 self.start(task, immediately).await
             }
         }
+    }
+
+    /// Stores the bytes of `parts` in the content store and returns them as the task keeps
+    /// them, by reference. A store that does not answer refuses the message (retryable): the
+    /// sender still holds it, and what was stored before is stored again at no cost, by digest.
+    async fn keep(&self, parts: Vec<IncomingPart>) -> Result<Vec<Attachment>, A2AError> {
+        let mut attachments = Vec::with_capacity(parts.len());
+        for part in parts {
+            let stored = match part.bytes() {
+                Some(bytes) => Some(self.content.put(bytes.clone()).await.map_err(|error| {
+                    tracing::warn!("a message's file could not be stored: {error}");
+                    A2AError::internal(format!(
+                        "the message's files cannot be stored now ({error}); retry later (a \
+                         message sent again with the same messageId is taken once)"
+                    ))
+                    .with_details(vec![retry_info(RETRY_DELAY)])
+                })?),
+                None => None,
+            };
+            attachments.push(part.attachment(stored));
+        }
+        Ok(attachments)
     }
 
     /// A message to task `task_id`, which must exist, have `sender` as a participant and still

@@ -16,14 +16,15 @@ use a2a::{
 use a2a_server::{RequestHandler, ServiceParams};
 use async_trait::async_trait;
 use baton_a2a::webhook::{self, Webhooks};
+use baton_content::ContentStore;
 use baton_proto::temporal::{TaskWorkflow, task_workflow};
-use baton_proto::{PushConfig, PushDelivery, TaskView};
+use baton_proto::{PushConfig, PushDelivery, TaskState, TaskView};
 use futures::stream::BoxStream;
 use temporalio_client::errors::WorkflowInteractionError;
 use temporalio_client::{Client, WorkflowCancelOptions, WorkflowExecuteUpdateOptions};
 use temporalio_common::UpdateDefinition;
 
-use crate::a2a_task::task_of;
+use crate::a2a_task::{Contents, kept_messages, sub_task_files, task_of};
 use crate::config::GatewayConfig;
 use crate::extensions::{check_extensions, sender_reader, task_reader};
 use crate::listing::{Freshness, list_tasks};
@@ -45,16 +46,20 @@ pub struct TemporalHandler {
     pub(crate) listings: ListingCache,
     /// Where a config registered on an ended task gets the task's final state.
     webhooks: Webhooks,
+    /// Where the files and data of incoming messages are kept.
+    pub(crate) content: Arc<ContentStore>,
 }
 
 /// How long a CancelTask waits for the task to confirm it was cancelled.
 const CANCEL_WAIT: Duration = Duration::from_secs(60);
 
 impl TemporalHandler {
-    /// Serves `config`'s agent, reaching its tasks through `client`.
-    pub fn new(client: Client, config: GatewayConfig) -> Self {
+    /// Serves `config`'s agent, reaching its tasks through `client` and their files and data in
+    /// `content`.
+    pub fn new(client: Client, config: GatewayConfig, content: Arc<ContentStore>) -> Self {
         let config = Arc::new(config);
         TemporalHandler {
+            content,
             tasks: Tasks::new(client, config.clone()),
             listings: ListingCache::default(),
             webhooks: Webhooks::new(
@@ -64,6 +69,31 @@ impl TemporalHandler {
             ),
             config,
         }
+    }
+
+    /// The bytes of the stored attachments a rendering of `view` with `history_length` shows:
+    /// its messages', and, once it completed, its sub-tasks' files, which are its artifacts.
+    /// One that cannot be read now is left out (the rendering names it instead), so a store
+    /// that is down never keeps a caller from its task.
+    pub(crate) async fn contents(&self, view: &TaskView, history_length: Option<i32>) -> Contents {
+        let mut contents = Contents::none();
+        let artifacts = sub_task_files(view)
+            .map(|(_, _, attachment)| attachment)
+            .filter(|_| view.state == TaskState::Completed);
+        let stored = kept_messages(view, history_length)
+            .iter()
+            .flat_map(|message| &message.attachments)
+            .chain(artifacts)
+            .filter_map(|attachment| attachment.content.as_ref());
+        for content in stored {
+            match self.content.get(content).await {
+                Ok(bytes) => contents.insert(content.digest.clone(), bytes),
+                Err(error) => {
+                    tracing::warn!(task = %view.task_id, "a file of the task is left out of its rendering: {error}");
+                }
+            }
+        }
+        contents
     }
 
     /// Forgets what the caches hold that a write to `task_id` may have changed.
@@ -169,10 +199,12 @@ impl RequestHandler for TemporalHandler {
         let receipt = match &delivered.arrival {
             Arrival::Taken(receipt) => receipt,
             Arrival::Opened(view) => {
+                let contents = self.contents(view, history_length).await;
                 return Ok(SendMessageResponse::Task(task_of(
                     view,
                     history_length,
                     reader,
+                    &contents,
                 )));
             }
             Arrival::Unread => return Ok(SendMessageResponse::Task(submitted(&delivered))),
@@ -184,10 +216,12 @@ impl RequestHandler for TemporalHandler {
         } else {
             self.tasks.wait_settled(task_id, receipt.cursor).await?
         };
+        let contents = self.contents(&view, history_length).await;
         Ok(SendMessageResponse::Task(task_of(
             &view,
             history_length,
             reader,
+            &contents,
         )))
     }
 
@@ -202,7 +236,8 @@ impl RequestHandler for TemporalHandler {
         let receipt = match &delivered.arrival {
             Arrival::Taken(receipt) => receipt.clone(),
             Arrival::Opened(view) => {
-                let only = StreamResponse::Task(task_of(view, None, reader));
+                let contents = self.contents(view, None).await;
+                let only = StreamResponse::Task(task_of(view, None, reader, &contents));
                 return Ok(Box::pin(futures::stream::iter([Ok(only)])));
             }
             Arrival::Unread => {
@@ -213,7 +248,8 @@ impl RequestHandler for TemporalHandler {
         let view = self.tasks.view(&delivered.task_id).await?;
         if receipt.duplicate {
             // A repeated messageId: the task as it is, and the end of the stream.
-            let snapshot = StreamResponse::Task(task_of(&view, None, reader));
+            let contents = self.contents(&view, None).await;
+            let snapshot = StreamResponse::Task(task_of(&view, None, reader, &contents));
             return Ok(Box::pin(futures::stream::iter([Ok(snapshot)])));
         }
         // The task as the message found it, then every change since, in order: a state the
@@ -224,7 +260,8 @@ impl RequestHandler for TemporalHandler {
             status_message: None,
             ..view
         };
-        let snapshot = task_of(&as_received, None, reader);
+        let contents = self.contents(&as_received, None).await;
+        let snapshot = task_of(&as_received, None, reader, &contents);
         Ok(self
             .tasks
             .stream(delivered.task_id, receipt.cursor, EndAt::Settled, snapshot))
@@ -236,7 +273,13 @@ impl RequestHandler for TemporalHandler {
         req: GetTaskRequest,
     ) -> Result<Task, A2AError> {
         let view = self.tasks.visible_cached_view(params, &req.id).await?;
-        Ok(task_of(&view, req.history_length, task_reader(params)))
+        let contents = self.contents(&view, req.history_length).await;
+        Ok(task_of(
+            &view,
+            req.history_length,
+            task_reader(params),
+            &contents,
+        ))
     }
 
     async fn list_tasks(
@@ -295,7 +338,12 @@ impl RequestHandler for TemporalHandler {
                     .await
                     .is_err()
             {
-                return Ok(task_of(&view, Some(0), task_reader(params)));
+                return Ok(task_of(
+                    &view,
+                    Some(0),
+                    task_reader(params),
+                    &Contents::none(),
+                ));
             }
         }
     }
@@ -322,7 +370,8 @@ impl RequestHandler for TemporalHandler {
                 .ok_or_else(|| self.tasks.unavailable("reading the task's events"))?
                 .next_seq
         };
-        let first = task_of(&view, None, task_reader(params));
+        let contents = self.contents(&view, None).await;
+        let first = task_of(&view, None, task_reader(params), &contents);
         Ok(self.tasks.stream(req.id, cursor, EndAt::Terminal, first))
     }
 

@@ -23,7 +23,7 @@ enum WireMessage<'a> {
         content: &'a str,
     },
     User {
-        content: &'a str,
+        content: WireContent<'a>,
     },
     Assistant {
         content: Option<&'a str>,
@@ -34,6 +34,26 @@ enum WireMessage<'a> {
         tool_call_id: &'a str,
         content: &'a str,
     },
+}
+
+/// A user message's content: its text alone, or, with images, a list of parts.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum WireContent<'a> {
+    Text(&'a str),
+    Parts(Vec<WirePart<'a>>),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WirePart<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: WireImageUrl<'a> },
+}
+
+#[derive(Debug, Serialize)]
+struct WireImageUrl<'a> {
+    url: &'a str,
 }
 
 #[derive(Debug, Serialize)]
@@ -81,7 +101,18 @@ pub(super) fn wire_request(request: &ModelRequest) -> WireRequest<'_> {
 
 fn wire_message(message: &ChatMessage) -> WireMessage<'_> {
     match message {
-        ChatMessage::User { content } => WireMessage::User { content },
+        ChatMessage::User { content, images } if images.is_empty() => WireMessage::User {
+            content: WireContent::Text(content),
+        },
+        ChatMessage::User { content, images } => WireMessage::User {
+            content: WireContent::Parts(
+                std::iter::once(WirePart::Text { text: content })
+                    .chain(images.iter().map(|url| WirePart::ImageUrl {
+                        image_url: WireImageUrl { url },
+                    }))
+                    .collect(),
+            ),
+        },
         ChatMessage::Assistant {
             content,
             tool_calls,
@@ -135,6 +166,7 @@ mod tests {
     fn a_bare_request_has_only_model_and_messages() {
         let body = body(&request(vec![ChatMessage::User {
             content: "hi".into(),
+            images: vec![],
         }]));
         assert_eq!(
             body,
@@ -163,6 +195,7 @@ mod tests {
         let body = body(&request(vec![
             ChatMessage::User {
                 content: "look it up".into(),
+                images: vec![],
             },
             ChatMessage::Assistant {
                 content: None,
@@ -193,6 +226,21 @@ mod tests {
                 {"role": "tool", "tool_call_id": "call_1", "content": "found"},
                 {"role": "assistant", "content": "done"}
             ])
+        );
+    }
+
+    #[test]
+    fn a_message_with_images_is_sent_as_parts_text_first() {
+        let body = body(&request(vec![ChatMessage::User {
+            content: "What does the chart show?".into(),
+            images: vec!["data:image/png;base64,iVBORw0K".into()],
+        }]));
+        assert_eq!(
+            body["messages"][1],
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "What does the chart show?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0K"}}
+            ]})
         );
     }
 

@@ -1,0 +1,342 @@
+//! Files and data through the gateway: what the official a2a-sdk client sends is kept in the
+//! content store, the model sees it (an image as an image, a CSV and data inline), GetTask gives
+//! it back byte for byte, and workflow history holds references only.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use baton_tests::PythonPeer;
+use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, history_text};
+use baton_tests::fake_model::{FakeModel, call, reply};
+use baton_tests::sdk_client::SdkClient;
+use serde_json::json;
+
+use crate::common::{all_text, baton};
+
+struct Agent {
+    temporal: TestTemporal,
+    model: FakeModel,
+    _worker: WorkerProcess,
+    url: String,
+    /// `content.directory`.
+    content: tempfile::TempDir,
+}
+
+/// An agent whose content store is a directory the test reads, with `[content]` lines `more`.
+async fn agent(more: &[&str]) -> Agent {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start((1..=6).map(|n| reply(&format!("answer {n}"))).collect()).await;
+    let content = tempfile::tempdir().unwrap();
+    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    config.content = std::iter::once(format!("directory = {:?}", content.path()))
+        .chain(more.iter().map(ToString::to_string))
+        .collect();
+    let url = config.base_url.clone().unwrap();
+    let worker = WorkerProcess::start(baton(), &config.render()).await;
+    Agent {
+        temporal,
+        model,
+        _worker: worker,
+        url,
+        content,
+    }
+}
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .flat_map(|entry| {
+            let path = entry.path();
+            if path.is_dir() {
+                files_under(&path)
+            } else {
+                vec![path]
+            }
+        })
+        .collect()
+}
+
+/// A PNG's signature, then bytes of every value: what a client sends is what it gets back.
+fn png() -> Vec<u8> {
+    b"\x89PNG\r\n\x1a\n"
+        .iter()
+        .copied()
+        .chain((0..=255u8).cycle().take(6_000))
+        .collect()
+}
+
+const CSV: &str = "order,total\n1234,99.50\n1235,12.00\n";
+
+#[tokio::test]
+async fn files_and_data_go_in_over_every_binding_reach_the_model_and_come_back_whole() {
+    let agent = agent(&[]).await;
+    let sent_dir = tempfile::tempdir().unwrap();
+    let png_path = sent_dir.path().join("q1.png");
+    let csv_path = sent_dir.path().join("orders.csv");
+    std::fs::write(&png_path, png()).unwrap();
+    std::fs::write(&csv_path, CSV).unwrap();
+    let png_arg = format!("{}=image/png", png_path.display());
+    let csv_arg = format!("{}=text/csv", csv_path.display());
+
+    for (n, binding) in ["JSONRPC", "HTTP+JSON", "GRPC"].into_iter().enumerate() {
+        let alice = SdkClient::new(&agent.url, binding, "alice");
+        let sent = alice
+            .call(
+                "send",
+                &[
+                    "--text",
+                    "What do these show?",
+                    "--file",
+                    &png_arg,
+                    "--file",
+                    &csv_arg,
+                    "--data",
+                    r#"{"order": 1234, "rush": true}"#,
+                ],
+            )
+            .await
+            .ok();
+        let task = &sent[0]["task"];
+        assert_eq!(
+            task["status"]["state"], "TASK_STATE_COMPLETED",
+            "{binding}: {task}"
+        );
+        let task_id = task["id"].as_str().unwrap().to_string();
+
+        // The model saw the picture as an image and the CSV and the data as text.
+        let requests = agent.model.requests();
+        assert_eq!(requests.len(), n + 1, "{binding}: one turn");
+        let user = requests[n]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["content"].is_array())
+            .unwrap_or_else(|| panic!("{binding}: no message with parts: {}", requests[n]))
+            .clone();
+        let parts = user["content"].as_array().unwrap();
+        let text = parts[0]["text"].as_str().unwrap();
+        for expected in [
+            "[file 1: q1.png, image/png, 6.0 kB]",
+            "[file 2: orders.csv, text/csv, 34 B]",
+            CSV,
+            "[data 3, application/json, 26 B]",
+            r#"{"order":1234,"rush":true}"#,
+        ] {
+            assert!(text.contains(expected), "{binding}: {expected:?} in {text}");
+        }
+        assert_eq!(
+            parts[1]["image_url"]["url"],
+            format!("data:image/png;base64,{}", BASE64.encode(png())),
+            "{binding}"
+        );
+
+        // GetTask gives every part back whole, in order.
+        let got = alice.call("get", &["--task-id", &task_id]).await.ok();
+        let history = got[0]["history"].as_array().unwrap();
+        let asked = &history[0]["parts"];
+        assert_eq!(
+            asked[0]["text"], "What do these show?",
+            "{binding}: {asked}"
+        );
+        assert_eq!(asked[1]["raw"], BASE64.encode(png()), "{binding}");
+        assert_eq!(asked[1]["mediaType"], "image/png");
+        assert_eq!(asked[1]["filename"], "q1.png");
+        assert_eq!(asked[2]["raw"], BASE64.encode(CSV), "{binding}");
+        assert_eq!(asked[3]["data"]["order"], 1234.0, "{binding}: {asked}");
+        assert_eq!(asked[3]["data"]["rush"], true, "{binding}: {asked}");
+
+        // History holds references, never the bytes.
+        let history = history_text(agent.temporal.history(&task_id).await).await;
+        assert!(history.contains("sha256:"), "{binding}: no reference");
+        for secret in [BASE64.encode(png()), "1234,99.50".to_string()] {
+            assert!(
+                !history.contains(&secret),
+                "{binding}: the history holds a part's bytes"
+            );
+        }
+    }
+    // The same three parts, sent three times, are kept once each.
+    assert_eq!(files_under(agent.content.path()).len(), 3);
+}
+
+#[tokio::test]
+async fn a_part_over_a_limit_is_refused_whole_and_nothing_is_kept() {
+    let agent = agent(&[
+        "max_part_bytes = 2048",
+        r#"media_types = ["image/*", "text/csv"]"#,
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.png");
+    let pdf = dir.path().join("q1.pdf");
+    let csv = dir.path().join("ok.csv");
+    std::fs::write(&big, png()).unwrap();
+    std::fs::write(&pdf, b"%PDF-1.7").unwrap();
+    std::fs::write(&csv, CSV).unwrap();
+    let alice = SdkClient::new(&agent.url, "JSONRPC", "alice");
+    let csv_arg = format!("{}=text/csv", csv.display());
+    let send = |file: String| {
+        let (alice, csv_arg) = (&alice, &csv_arg);
+        async move {
+            let args = ["--text", "Look.", "--file", csv_arg, "--file", &file];
+            alice.call("send", &args).await
+        }
+    };
+
+    let too_big = send(format!("{}=image/png", big.display())).await;
+    assert!(
+        too_big.message().contains("content.max_part_bytes"),
+        "{}",
+        too_big.message()
+    );
+    let not_taken = send(format!("{}=application/pdf", pdf.display())).await;
+    assert_eq!(not_taken.reason(), "CONTENT_TYPE_NOT_SUPPORTED");
+    assert!(
+        not_taken.message().contains("image/*, text/csv"),
+        "{}",
+        not_taken.message()
+    );
+    assert!(
+        files_under(agent.content.path()).is_empty(),
+        "the CSV beside them was not kept either"
+    );
+    assert!(agent.model.requests().is_empty(), "nothing ran");
+}
+
+/// What `--behaviour files` of the Python peer answers with (tests/peers/a2a_peer.py).
+const PEER_CSV: &[u8] = b"order,total\n1234,99.50\n1235,12.00\n";
+
+fn peer_png() -> Vec<u8> {
+    b"\x89PNG\r\n\x1a\n"
+        .iter()
+        .copied()
+        .chain((0..=255u8).cycle().take(256 * 8))
+        .collect()
+}
+
+/// A sub-task's files reach the parent's model and Baton's caller byte for byte, however the
+/// delegation hears of the end: in the create (the parent collects them), from a followed
+/// stream or from a push (the stand-in does); history holds references only.
+#[tokio::test]
+async fn a_sub_tasks_files_reach_the_model_and_the_caller_byte_for_byte() {
+    let temporal = TestTemporal::start().await;
+    let shapes: [(&str, &[&str]); 3] = [
+        ("files-at-once", &["--behaviour", "files"]),
+        (
+            "files-followed",
+            &["--behaviour", "files", "--settle-seconds", "1"],
+        ),
+        (
+            "files-pushed",
+            &["--behaviour", "files", "--settle-seconds", "1", "--push"],
+        ),
+    ];
+    let mut peers = Vec::new();
+    for (_, flags) in &shapes {
+        peers.push(PythonPeer::start(flags).await);
+    }
+    // The first turn delegates to the agent the message names, the next waits for the note,
+    // and the note's turn answers.
+    let model = FakeModel::responding(|request| {
+        let text = all_text(request);
+        if text.contains("Sub-task ") {
+            return reply("The report is attached.");
+        }
+        if text.contains(r#""role":"tool""#) {
+            return reply("Waiting for the report.");
+        }
+        let agent = text
+            .split("consult@")
+            .nth(1)
+            .and_then(|rest| {
+                rest.split(|c: char| !(c.is_alphanumeric() || c == '-'))
+                    .next()
+            })
+            .unwrap()
+            .to_string();
+        call(
+            "spawn_subtask",
+            json!({"name": "report", "goal": "the March report", "agent": agent}),
+        )
+    })
+    .await;
+    let content = tempfile::tempdir().unwrap();
+    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    config.content = vec![format!("directory = {:?}", content.path())];
+    for ((id, _), peer) in shapes.iter().zip(&peers) {
+        config = config.agent(id, &peer.url(), "");
+    }
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let alice = SdkClient::new(&url, "JSONRPC", "alice");
+
+    for (id, _) in &shapes {
+        let sent = alice
+            .call("send", &["--text", &format!("consult@{id}")])
+            .await
+            .ok();
+        let task = &sent[0]["task"];
+        assert_eq!(
+            task["status"]["state"], "TASK_STATE_COMPLETED",
+            "{id}: {task}"
+        );
+
+        // The model read the note with the sub-task's files: the chart as an image, the CSV
+        // and the data inline.
+        let requests = model.requests();
+        let note = requests
+            .iter()
+            .flat_map(|r| r["messages"].as_array().unwrap().clone())
+            .find(|m| m["content"].is_array() && m["content"].to_string().contains(id))
+            .unwrap_or_else(|| panic!("{id}: no note with the files"));
+        let parts = note["content"].as_array().unwrap();
+        let text = parts[0]["text"].as_str().unwrap();
+        for expected in [
+            "[file 1: march.csv, text/csv, 34 B]",
+            "1234,99.50",
+            "[file 2: chart.png, image/png, 2.1 kB]",
+            "[data 3: report, application/json, 12 B]",
+            r#"{"orders":2}"#,
+        ] {
+            assert!(text.contains(expected), "{id}: {expected:?} in {text}");
+        }
+        assert_eq!(
+            parts[1]["image_url"]["url"],
+            format!("data:image/png;base64,{}", BASE64.encode(peer_png())),
+            "{id}"
+        );
+
+        // Baton's caller gets the answer, then each file the sub-task made, byte for byte.
+        let artifacts = task["artifacts"].as_array().unwrap();
+        assert_eq!(artifacts.len(), 4, "{id}: {artifacts:?}");
+        assert_eq!(artifacts[0]["parts"][0]["text"], "The report is attached.");
+        let part = |n: usize| &artifacts[n]["parts"][0];
+        assert_eq!(part(1)["raw"], BASE64.encode(PEER_CSV), "{id}");
+        assert_eq!(part(1)["filename"], "march.csv");
+        assert_eq!(part(2)["raw"], BASE64.encode(peer_png()), "{id}");
+        assert_eq!(part(2)["mediaType"], "image/png");
+        assert_eq!(part(3)["data"]["orders"], 2.0, "{id}");
+
+        // No history of the delegation holds the bytes: the parent's, and the stand-in's when
+        // the task outlived its create.
+        let task_id = task["id"].as_str().unwrap();
+        let stand_in = (*id != "files-at-once").then(|| format!("{task_id}.1"));
+        for workflow in std::iter::once(task_id.to_string()).chain(stand_in) {
+            let history = history_text(temporal.history(&workflow).await).await;
+            assert!(
+                history.contains("collect_remote_files") == (workflow != task_id)
+                    || *id == "files-at-once",
+                "{id}: {workflow} collects the files"
+            );
+            assert!(
+                !history.contains(&BASE64.encode(peer_png())) && !history.contains("1234,99.50"),
+                "{id}: {workflow}'s history holds a file's bytes"
+            );
+        }
+    }
+}
