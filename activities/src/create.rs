@@ -39,6 +39,7 @@ pub async fn start_agent_task(
     ctx: &ActivityContext,
     agent: &RemoteAgent,
     input: &StartAgentTaskIn,
+    files: &[Part],
     deadline_secs: u64,
 ) -> Result<StartAgentTaskOut, ActivityError> {
     let attempt = ctx.info().attempt;
@@ -50,7 +51,7 @@ pub async fn start_agent_task(
         .unwrap_or(false);
     // Whether an attempt had the brief taken: every heartbeat says so, for the next attempt.
     let sent = AtomicBool::new(sent_before);
-    let creation = attempt_creation(agent, input, deadline_secs, attempt, &sent);
+    let creation = attempt_creation(agent, input, files, deadline_secs, attempt, &sent);
     let progress = || sent.load(Ordering::Relaxed);
     let failure = match heartbeating_progress(ctx, progress, creation).await? {
         Ok(outcome) => return Ok(outcome),
@@ -83,6 +84,7 @@ pub async fn start_agent_task(
 async fn attempt_creation(
     agent: &RemoteAgent,
     input: &StartAgentTaskIn,
+    files: &[Part],
     deadline_secs: u64,
     attempt: u32,
     sent: &AtomicBool,
@@ -108,7 +110,8 @@ async fn attempt_creation(
         }
         sending_again = taken_before;
     }
-    let mut created = create(agent, brief_message(agent, input, deadline_secs), sent).await?;
+    let brief = brief_message(agent, input, files, deadline_secs);
+    let mut created = create(agent, brief, sent).await?;
     if let StartAgentTaskOut::Started { sent_again, .. } = &mut created {
         *sent_again = sending_again;
     }
@@ -200,10 +203,17 @@ async fn adopt(
     Some(of_task(&adopted))
 }
 
-/// The brief: one text part and, when the card advertises the task extension, the envelope;
-/// when it advertises the deadline extension, the delegation's deadline in its metadata.
-fn brief_message(agent: &RemoteAgent, input: &StartAgentTaskIn, deadline_secs: u64) -> Message {
+/// The brief: one text part, then `files`, and, when the card advertises the task extension,
+/// the envelope; when it advertises the deadline extension, the delegation's deadline in its
+/// metadata.
+fn brief_message(
+    agent: &RemoteAgent,
+    input: &StartAgentTaskIn,
+    files: &[Part],
+    deadline_secs: u64,
+) -> Message {
     let mut parts = vec![Part::text(input.text.clone())];
+    parts.extend_from_slice(files);
     if let Some(envelope) = input
         .envelope
         .as_ref()

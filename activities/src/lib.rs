@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+mod brief_files;
 mod collect_files;
 mod create;
 mod delegation_metrics;
@@ -40,6 +41,7 @@ use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 use url::Url;
 
+use crate::brief_files::{NotSent, brief_parts};
 use crate::heartbeat::heartbeating;
 use crate::once_per_run::OncePerRun;
 
@@ -219,7 +221,16 @@ impl BatonActivities {
             return Ok(StartAgentTaskOut::Failed { reason });
         };
         let deadline = delegation_deadline(agent.deadline(), input.deadline_secs);
-        let mut created = create::start_agent_task(&ctx, &agent, &input, deadline).await?;
+        let files = match brief_parts(&agent, &self.content.store, &input.attachments).await {
+            Ok(files) => files,
+            Err(NotSent::Refused(reason)) => return Ok(StartAgentTaskOut::Failed { reason }),
+            Err(NotSent::StoreDown(why)) => {
+                return Err(ActivityError::from(anyhow::anyhow!(
+                    "the files of the brief cannot be read now: {why}"
+                )));
+            }
+        };
+        let mut created = create::start_agent_task(&ctx, &agent, &input, &files, deadline).await?;
         if let StartAgentTaskOut::Started {
             deadline_secs,
             watch: chosen,

@@ -212,6 +212,9 @@ pub struct StartAgentTaskIn {
     /// The deadline the model asked for, in seconds; the agent's `deadline` caps it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_secs: Option<u64>,
+    /// Files the task holds, sent with the brief as file and data parts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
 }
 
 /// What `start_agent_task` reports. A refusal by the agent or the network is an outcome, not an

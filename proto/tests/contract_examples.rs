@@ -246,6 +246,7 @@ fn round_trip(type_name: &str, value: &Value) -> Result<Value, String> {
         "RemoteReplyOut" => via::<RemoteReplyOut>(value),
         "ForwardedReply" => via::<ForwardedReply>(value),
         "RemoteSnapshot" => via::<RemoteSnapshot>(value),
+        "RemoteFiles" => via::<RemoteFiles>(value),
         "RemoteWatch" => via::<RemoteWatch>(value),
         "PushIn" => via::<PushIn>(value),
         "RemoteView" => via::<RemoteView>(value),

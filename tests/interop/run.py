@@ -140,8 +140,8 @@ def log_has(log: Path, text: str) -> bool:
 def baton_config(path: Path, gateway: int, model: int, agents: list[dict], extra: list[str] = ()) -> None:
     lines = ["agents = ["]
     for agent in agents:
-        extra = ", allow_other_origin = true" if agent.get("other_origin") else ""
-        lines.append(f'  {{ id = "{agent["id"]}", url = "{agent["url"]}"{extra} }},')
+        origin = ", allow_other_origin = true" if agent.get("other_origin") else ""
+        lines.append(f'  {{ id = "{agent["id"]}", url = "{agent["url"]}"{origin} }},')
     lines += [
         "]",
         "",

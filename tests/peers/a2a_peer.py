@@ -25,7 +25,8 @@ It serves its card, JSON-RPC at /rpc and HTTP+JSON at /rest on 127.0.0.1, and pr
 With --hold-brief-file PATH, every new task's first event waits until PATH exists: the agent
 has taken the brief (the HTTP stream is open) and lists no task for it yet, as a slow agent does.
 With --hold-file PATH, every new task stays SUBMITTED (its Task event sent) until PATH exists:
-the window in which a creating client may die. CancelTask moves any unfinished task to CANCELED. With --push the card declares push
+the window in which a creating client may die. CancelTask moves any unfinished task to CANCELED. With
+--input-mode TYPE (repeatable) the card takes TYPE besides text/plain. With --push the card declares push
 notifications and the SDK's sender POSTs every task event to each registered webhook (loopback
 URLs allowed). With --replay-history, SubscribeToTask sends the Task snapshot and then replays the
 task's earlier status updates, each with its original timestamp, before the live events: a legal
@@ -276,14 +277,17 @@ class ScriptedExecutor(AgentExecutor):
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         text = context.get_user_input()
-        self.stats.messages.append(
-            {
-                "task_id": context.task_id,
-                "text": text,
-                "role": Role.Name(context.message.role),
-                "metadata": MessageToDict(context.message.metadata),
-            }
-        )
+        seen = {
+            "task_id": context.task_id,
+            "text": text,
+            "role": Role.Name(context.message.role),
+            "metadata": MessageToDict(context.message.metadata),
+        }
+        # Every part but text, as ProtoJSON: the files and data a brief carried, if any.
+        files = [MessageToDict(part) for part in context.message.parts if not part.text]
+        if files:
+            seen["files"] = files
+        self.stats.messages.append(seen)
         parked = context.current_task
         # A reply may omit contextId, and the SDK then makes up a new one: use the task's.
         context_id = parked.context_id if parked else context.context_id
@@ -482,7 +486,7 @@ def build_card(args: argparse.Namespace) -> AgentCard:
         capabilities=AgentCapabilities(
             streaming=True, push_notifications=args.push, extensions=extensions
         ),
-        default_input_modes=["text/plain"],
+        default_input_modes=["text/plain", *args.input_mode],
         default_output_modes=["text/plain"],
         skills=skills,
     )
@@ -547,6 +551,9 @@ async def main() -> None:
     parser.add_argument("--extension", action="append", default=[])
     parser.add_argument("--headers-log", default="")
     parser.add_argument("--behaviour", choices=BEHAVIOURS, default="complete")
+    parser.add_argument(
+        "--input-mode", action="append", default=[], help="a media type the card takes besides text"
+    )
     parser.add_argument("--work-seconds", type=float, default=1.0)
     parser.add_argument("--reply-seconds", type=float, default=0.0)
     parser.add_argument("--settle-seconds", type=float, default=0.0)

@@ -241,7 +241,7 @@ mod tests {
         let value = serde_json::json!({"a": 1234.0, "b": [2.0, 2.5], "c": "3.0", "d": 1e300});
         assert_eq!(
             whole_numbers(value).to_string(),
-            r#"{"a":1234,"b":[2,2.5],"c":"3.0","d":1e300}"#
+            r#"{"a":1234,"b":[2,2.5],"c":"3.0","d":1e+300}"#
         );
     }
 

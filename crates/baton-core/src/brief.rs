@@ -98,6 +98,7 @@ mod tests {
             description: "The books for March.".to_string(),
             acceptance_criteria: criteria(&["Debits equal credits.", "No open items."]),
             deadline_secs: None,
+            attachments: Vec::new(),
         }
     }
 

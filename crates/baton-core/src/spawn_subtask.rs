@@ -8,6 +8,7 @@
 
 use std::collections::BTreeSet;
 
+use baton_proto::Attachment;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -40,6 +41,9 @@ pub struct SpawnSubtaskArgs {
     /// The longest the sub-task may run, in seconds; the agent's `deadline` caps it.
     #[serde(default)]
     pub deadline_secs: Option<u64>,
+    /// The names of files the task holds, sent with the brief.
+    #[serde(default)]
+    pub attachments: Vec<String>,
 }
 
 /// A validated request to create a sub-task on a registered agent.
@@ -57,6 +61,8 @@ pub struct SpawnRequest {
     pub acceptance_criteria: Vec<String>,
     /// The deadline the model asked for, in seconds.
     pub deadline_secs: Option<u64>,
+    /// The names of the files to send with the brief, as the model gave them.
+    pub attachments: Vec<String>,
 }
 
 /// An error result for the model to read and correct its call.
@@ -139,7 +145,45 @@ pub fn validate_spawn(
         description: args.description,
         acceptance_criteria: args.acceptance_criteria,
         deadline_secs: args.deadline_secs,
+        attachments: args.attachments,
     })
+}
+
+/// Error code: an attachment the call names is not a file the task holds.
+pub const ATTACHMENT_UNKNOWN: &str = "attachment.unknown";
+
+/// The files `names` asks for, among those the task holds (`held`, by name, the latest of a
+/// name winning). A name the task does not hold refuses the call, listing the names it does.
+pub fn pick_attachments(
+    names: &[String],
+    held: &[Attachment],
+) -> Result<Vec<Attachment>, ToolError> {
+    names
+        .iter()
+        .map(|name| {
+            held.iter()
+                .rev()
+                .find(|attachment| attachment.name.as_deref() == Some(name.as_str()))
+                .cloned()
+                .ok_or_else(|| {
+                    let mut available: Vec<String> =
+                        held.iter().filter_map(|a| a.name.clone()).collect();
+                    available.sort();
+                    available.dedup();
+                    let listed = if available.is_empty() {
+                        "(none: this task holds no named files)".to_string()
+                    } else {
+                        available.join(", ")
+                    };
+                    ToolError {
+                        code: ATTACHMENT_UNKNOWN.to_string(),
+                        message: format!("this task holds no file '{name}'; it holds: {listed}"),
+                        rejected: Some(name.clone()),
+                        available,
+                    }
+                })
+        })
+        .collect()
 }
 
 fn require_not_blank(field: &str, value: &str) -> Result<(), ToolError> {
@@ -163,6 +207,12 @@ pub fn spawn_subtask_schema() -> Value {
             "acceptance_criteria": {
                 "default": [],
                 "description": "Checks that tell when the sub-task is done, each on its own.",
+                "items": { "type": "string" },
+                "type": "array"
+            },
+            "attachments": {
+                "default": [],
+                "description": "Names of files this task holds (a participant's, or a sub-task's), sent with the brief. The agent must take their types.",
                 "items": { "type": "string" },
                 "type": "array"
             },
@@ -258,6 +308,7 @@ mod tests {
                     "No open items.".to_string()
                 ],
                 deadline_secs: Some(600),
+                attachments: Vec::new(),
             })
         );
     }
@@ -500,6 +551,7 @@ mod tests {
             acceptance_criteria: Vec::new(),
             agent: None,
             deadline_secs: None,
+            attachments: Vec::new(),
         };
         let serialised = serde_json::to_value(&args).unwrap();
         let schema = spawn_subtask_schema();
@@ -549,5 +601,65 @@ mod tests {
              regenerate it with `UPDATE_SCHEMAS=1 cargo test -p baton-core` and commit it.\n\
              expected:\n{rendered}"
         );
+    }
+
+    fn file(name: Option<&str>, digest: &str) -> Attachment {
+        Attachment {
+            kind: baton_proto::AttachmentKind::File,
+            name: name.map(str::to_string),
+            media_type: "text/csv".into(),
+            content: Some(baton_proto::ContentRef {
+                digest: digest.into(),
+                size: 3,
+            }),
+            url: None,
+        }
+    }
+
+    #[test]
+    fn attachments_are_picked_by_name_the_latest_of_a_name_winning() {
+        let held = [
+            file(Some("march.csv"), "sha256:old"),
+            file(None, "sha256:unnamed"),
+            file(Some("april.csv"), "sha256:april"),
+            file(Some("march.csv"), "sha256:new"),
+        ];
+        let picked = pick_attachments(&["march.csv".into(), "april.csv".into()], &held).unwrap();
+        let digests: Vec<&str> = picked
+            .iter()
+            .map(|a| a.content.as_ref().unwrap().digest.as_str())
+            .collect();
+        assert_eq!(digests, ["sha256:new", "sha256:april"]);
+        assert_eq!(pick_attachments(&[], &held).unwrap(), []);
+    }
+
+    #[test]
+    fn an_attachment_the_task_does_not_hold_is_refused_listing_what_it_holds() {
+        let held = [
+            file(Some("march.csv"), "sha256:a"),
+            file(Some("march.csv"), "sha256:b"),
+        ];
+        let error = pick_attachments(&["may.csv".into()], &held).unwrap_err();
+        assert_eq!(error.code, ATTACHMENT_UNKNOWN);
+        assert_eq!(
+            error.message,
+            "this task holds no file 'may.csv'; it holds: march.csv"
+        );
+        assert_eq!(error.available, ["march.csv"]);
+        let none = pick_attachments(&["a.png".into()], &[]).unwrap_err();
+        assert!(
+            none.message.contains("holds no named files"),
+            "{}",
+            none.message
+        );
+    }
+
+    #[test]
+    fn the_arguments_may_name_attachments() {
+        let arguments = json!({ "name": "n", "goal": "g", "agent": "ledger",
+                                "attachments": ["march.csv"] })
+        .to_string();
+        let request = validate_spawn(&arguments, &with_self()).unwrap();
+        assert_eq!(request.attachments, ["march.csv"]);
     }
 }

@@ -462,6 +462,7 @@ fn start_in() -> StartAgentTaskIn {
         text: "Is the March ledger balanced?".into(),
         envelope: Some(TaskEnvelope::task(payload())),
         deadline_secs: Some(BIG),
+        attachments: vec![attachment()],
     }
 }
 

@@ -4,10 +4,12 @@
 // the binding asked for, and runs:
 //
 //   card     the card resolves and the factory picks an interface of that binding
-//   send     a blocking sendMessage (COMPLETED), and a non-blocking one (polling: true, so
-//            returnImmediately) that answers with the task
+//   send     a blocking sendMessage (COMPLETED), one with a CSV file beside its text
+//            (COMPLETED), and a non-blocking one (polling: true, so returnImmediately) that
+//            answers with the task
 //   stream   sendMessageStream until a terminal state
-//   get      getTask of the blocking send's task
+//   get      getTask of the blocking send's task, and of the file's, whose history gives the
+//            file back byte for byte
 //   cancel   cancelTask of a task still running (an "interop:hold" task, sent non-blocking)
 //   list/push listTasks answers and lists no anonymous task; push config create, get, list, delete on the held task
 //   e2e      the blocking send's answer is the agent's (contains --expect)
@@ -80,6 +82,12 @@ const textsOf = (task) =>
     .map((p) => (p.content?.$case === 'text' ? p.content.value : ''))
     .join(' | ');
 const isTask = (r) => r && 'status' in r && 'id' in r;
+const CSV = new TextEncoder().encode('order,total\n1234,99.50\n');
+const withFile = (value) => {
+  const m = message(value);
+  m.message.parts.push({ content: { $case: 'raw', value: CSV }, metadata: undefined, filename: 'orders.csv', mediaType: 'text/csv' });
+  return m;
+};
 
 async function cell(name, fn) {
   try {
@@ -101,7 +109,7 @@ function factory(polling) {
 }
 
 let client, pollingClient, card;
-let blockingTask, heldTask;
+let blockingTask, heldTask, fileTask;
 
 await cell('card', async () => {
   client = await factory(false).createFromUrl(URL_);
@@ -131,6 +139,16 @@ await cell('send', async () => {
     }
   } catch (e) {
     failures.push(`blocking: ${short(e)}`);
+  }
+  try {
+    const r = await client.sendMessage(withFile('sum the file from a2a-js'), options());
+    if (!isTask(r)) failures.push('with a file: answered with a Message, not a Task');
+    else {
+      fileTask = r;
+      if (r.status.state !== TaskState.TASK_STATE_COMPLETED) failures.push(`with a file: ended ${stateName(r.status.state)}`);
+    }
+  } catch (e) {
+    failures.push(`with a file: ${short(e)}`);
   }
   try {
     const r = await pollingClient.sendMessage(message('interop:hold a task to cancel'), options());
@@ -164,6 +182,14 @@ await cell('get', async () => {
   const t = await client.getTask({ tenant: '', id: blockingTask.id, historyLength: undefined }, options());
   if (t.id !== blockingTask.id) throw new Error(`got task ${t.id}`);
   if (t.status.state !== blockingTask.status.state) throw new Error(`state ${stateName(t.status.state)}, send said ${stateName(blockingTask.status.state)}`);
+  if (!fileTask) throw new Error('blocked: no file task (send with a file failed)');
+  const f = await client.getTask({ tenant: '', id: fileTask.id, historyLength: undefined }, options());
+  const part = (f.history ?? []).flatMap((m) => m.parts).find((p) => p.content?.$case === 'raw');
+  if (!part) throw new Error('the file is not in the history');
+  const same = part.content.value.length === CSV.length && part.content.value.every((b, i) => b === CSV[i]);
+  if (!same || part.filename !== 'orders.csv' || part.mediaType !== 'text/csv') {
+    throw new Error(`the file came back otherwise: ${part.filename} ${part.mediaType} ${part.content.value.length} bytes`);
+  }
 });
 
 await cell('list/push', async () => {

@@ -130,6 +130,7 @@ fn baton_s_brief_to_a_peer_passes_the_published_model() {
         description: "".into(),
         acceptance_criteria: vec!["Say yes or no.".into()],
         deadline_secs: None,
+        attachments: Vec::new(),
     };
     let parent: TaskInput =
         serde_json::from_value(json!({"name": "books", "goal": "Close the books."})).unwrap();

@@ -71,6 +71,22 @@ impl TaskWorkflow {
         });
     }
 
+    /// The files and data the task holds: its messages', then its sub-tasks'.
+    pub(super) fn held_attachments(&self) -> Vec<Attachment> {
+        self.durable
+            .messages
+            .iter()
+            .flat_map(|message| &message.attachments)
+            .chain(
+                self.durable
+                    .sub_tasks
+                    .iter()
+                    .flat_map(|row| &row.attachments),
+            )
+            .cloned()
+            .collect()
+    }
+
     /// The row of the sub-task whose stand-in is `stand_in_id`.
     pub(super) fn row(&self, stand_in_id: &str) -> Option<SubTaskRow> {
         self.durable
@@ -215,6 +231,7 @@ pub(super) fn relay_authorisation_requests(ctx: &WorkflowContext<TaskWorkflow>) 
 pub(super) async fn delegate(
     ctx: &mut WorkflowContext<TaskWorkflow>,
     request: SpawnRequest,
+    attachments: Vec<Attachment>,
 ) -> String {
     let parent_id = ctx.workflow_id().to_string();
     let first_run_id = ctx.info().first_execution_run_id().to_string();
@@ -251,6 +268,7 @@ pub(super) async fn delegate(
             ),
             envelope: Some(brief_envelope(&request, &s.input, parent_ref)),
             deadline_secs,
+            attachments,
         };
         (stand_in_id, brief)
     });

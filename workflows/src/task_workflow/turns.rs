@@ -8,7 +8,7 @@ use baton_core::ask_participant::{ASK_PARTICIPANT, ASKED_CONTENT, validate_ask};
 use baton_core::completion::{Completion, decide_completion};
 use baton_core::context::render_task_section;
 use baton_core::mcp_tool::tool_failure_content;
-use baton_core::spawn_subtask::{SPAWN_SUBTASK, ToolError, validate_spawn};
+use baton_core::spawn_subtask::{SPAWN_SUBTASK, ToolError, pick_attachments, validate_spawn};
 use baton_core::sub_task_reply::REPLY_TO_SUBTASK;
 use baton_core::sub_tasks::AWAITING_NEXT_MESSAGE;
 use baton_core::tool_result::tool_error_content;
@@ -274,9 +274,13 @@ pub(super) async fn run_tool_call(
         });
     }
     let registered: BTreeSet<String> = turn.agents.iter().cloned().collect();
-    match validate_spawn(&call.arguments, &registered) {
+    let request = validate_spawn(&call.arguments, &registered).and_then(|request| {
+        let held = ctx.state(TaskWorkflow::held_attachments);
+        pick_attachments(&request.attachments, &held).map(|files| (request, files))
+    });
+    match request {
         Err(error) => tool_error_content(&error),
-        Ok(request) => delegate(ctx, request).await,
+        Ok((request, files)) => delegate(ctx, request, files).await,
     }
 }
 

@@ -340,3 +340,90 @@ async fn a_sub_tasks_files_reach_the_model_and_the_caller_byte_for_byte() {
         }
     }
 }
+
+/// A file the task holds goes with a brief when the model names it, to an agent whose card
+/// takes its type, byte for byte; an agent whose card does not is refused with the reason, and
+/// a name the task does not hold is a tool error.
+#[tokio::test]
+async fn a_file_the_task_holds_goes_with_a_brief_to_an_agent_that_takes_it() {
+    let temporal = TestTemporal::start().await;
+    let taker = PythonPeer::start(&["--input-mode", "text/csv"]).await;
+    let text_only = PythonPeer::start(&[]).await;
+    let model = FakeModel::responding(|request| {
+        let text = all_text(request);
+        let delegations = text.matches(r#""role":"tool""#).count();
+        let spawn = |agent: &str, file: &str| {
+            call(
+                "spawn_subtask",
+                json!({"name": "sum", "goal": "Sum the totals.", "agent": agent,
+                       "attachments": [file]}),
+            )
+        };
+        match delegations {
+            0 => spawn("no-such-file", "may.csv"),
+            1 => spawn("text-only", "orders.csv"),
+            2 => spawn("taker", "orders.csv"),
+            _ if text.contains("is COMPLETED") => reply("Summed."),
+            _ => reply("Waiting."),
+        }
+    })
+    .await;
+    let content = tempfile::tempdir().unwrap();
+    let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    config.content = vec![format!("directory = {:?}", content.path())];
+    config = config
+        .agent("no-such-file", &taker.url(), "")
+        .agent("taker", &taker.url(), "")
+        .agent("text-only", &text_only.url(), "");
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let sent_dir = tempfile::tempdir().unwrap();
+    let csv_path = sent_dir.path().join("orders.csv");
+    std::fs::write(&csv_path, CSV).unwrap();
+    let alice = SdkClient::new(&url, "JSONRPC", "alice");
+    let sent = alice
+        .call(
+            "send",
+            &[
+                "--text",
+                "Sum these.",
+                "--file",
+                &format!("{}=text/csv", csv_path.display()),
+            ],
+        )
+        .await
+        .ok();
+    assert_eq!(
+        sent[0]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{sent:?}"
+    );
+
+    // The last turn's history holds every call's outcome, in order.
+    let requests = model.requests();
+    let last = requests.last().unwrap()["messages"].to_string();
+    let unknown = last.find("this task holds no file 'may.csv'; it holds: orders.csv");
+    let refused = last.find(
+        "Sub-task sum on text-only could not be created: orders.csv (text/csv) cannot be sent: \
+         the agent takes only text/plain",
+    );
+    assert!(unknown.is_some() && refused.is_some(), "{last}");
+    assert!(unknown < refused, "{last}");
+
+    let stats = taker.stats().await;
+    let briefs = stats["messages"].as_array().unwrap();
+    assert_eq!(
+        briefs.len(),
+        1,
+        "only the third call reached an agent: {stats}"
+    );
+    let file = &briefs[0]["files"][0];
+    assert_eq!(file["raw"], BASE64.encode(CSV), "{file}");
+    assert_eq!(file["filename"], "orders.csv");
+    assert_eq!(file["mediaType"], "text/csv");
+    assert!(
+        text_only.stats().await["messages"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
