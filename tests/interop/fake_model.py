@@ -9,7 +9,9 @@ task section Baton sends):
   "delegated to <agent>: COMPLETED: <text>" (any other state likewise); until then, "waiting".
 - `interop:hold` in the goal: ask the participants a question (ask_participant), so the task
   waits INPUT_REQUIRED (for cancel and push-config tests); answer "thanks" once answered.
-- anything else: answer "baton says: <goal>" at once.
+- anything else: answer "baton says: <goal>" at once, followed by " files: <heading>, ..." when
+  the messages show the model files (Baton's `[file 1: name, type, size]` headings), so a
+  client can tell its file reached the model.
 
 Run: python3 fake_model.py --port N      (prints "ready N" once it listens)
 """
@@ -70,7 +72,18 @@ def decide(messages: list[dict]) -> dict:
         if called(messages, "ask_participant"):
             return answer("thanks")
         return tool_call("ask_participant", {"question": "Which account do you mean?"})
-    return answer(f"baton says: {goal}")
+    return answer(f"baton says: {goal}" + files_seen(messages))
+
+
+def files_seen(messages: list[dict]) -> str:
+    """ " files: <heading>, ..." for each file heading in the user messages; "" for none."""
+    headings = [
+        heading
+        for m in messages
+        if m.get("role") == "user"
+        for heading in re.findall(r"\[(?:file|data) \d+[^\]\n]*\]", json.dumps(m.get("content")))
+    ]
+    return f" files: {', '.join(headings)}" if headings else ""
 
 
 def tool_call(name: str, arguments: dict) -> dict:

@@ -4,7 +4,9 @@ at ADK's defaults apart from the binding and streaming choice, which go in the a
 ClientFactory ADK takes (`a2a_client_factory`). Nothing Baton-specific is sent.
 
   card    RemoteA2aAgent resolves and accepts the card (ADK checks every interface URL)
-  send    one run with streaming=False (a blocking SendMessage) ends without an error event
+  send    one run with streaming=False (a blocking SendMessage), whose message carries a CSV
+          beside its text (a genai inline_data part), ends without an error event, and the
+          answer shows the file reached Baton's model
   stream  one run with streaming=True (ADK's default: SendStreamingMessage) likewise
   e2e     the non-streaming run's answer is the agent's (contains --expect)
 
@@ -29,6 +31,7 @@ from google.genai import types
 warnings.filterwarnings("ignore")
 logging.disable(logging.CRITICAL)
 TIMEOUT = 40
+CSV = b"order,total\n1234,99.50\n"
 
 
 def short(text) -> str:
@@ -61,13 +64,16 @@ async def one_run(url: str, binding: str, streaming: bool, notes: list, seen: se
     runner = InMemoryRunner(agent=agent, app_name="interop")
     session = await runner.session_service.create_session(app_name="interop", user_id="interop")
     said = "stream to adk" if streaming else "hello from adk"
+    parts = [types.Part(text=said)]
+    if not streaming:
+        parts.append(types.Part(inline_data=types.Blob(mime_type="text/csv", data=CSV)))
     errors, texts = [], []
     try:
         async with asyncio.timeout(TIMEOUT + 5):
             async for event in runner.run_async(
                 user_id="interop",
                 session_id=session.id,
-                new_message=types.Content(role="user", parts=[types.Part(text=said)]),
+                new_message=types.Content(role="user", parts=parts),
             ):
                 if event.error_message:
                     errors.append(event.error_message)
@@ -100,7 +106,12 @@ async def main() -> None:
             cells[c] = "FAIL: blocked: card refused"
     else:
         cells["card"] = "ok"
-        cells["send"] = f"FAIL: {short(send_error)}" if send_error else "ok"
+        if send_error:
+            cells["send"] = f"FAIL: {short(send_error)}"
+        elif "text/csv" not in answer:
+            cells["send"] = f"FAIL: the CSV did not reach Baton's model: {answer[:160]!r}"
+        else:
+            cells["send"] = "ok"
         notes.append(f"send answer: {answer[:200]!r}")
         _, stream_error, streamed = await one_run(args.url, args.binding, True, notes, seen)
         cells["stream"] = f"FAIL: {short(stream_error)}" if stream_error else "ok"
