@@ -32,7 +32,9 @@ where
 {
     // The bench is one process, so one deployment: a key of its own for this run.
     let deployment = Arc::new(DeploymentKey::from_secret(&baton_a2a::push::new_token()));
-    let activities = baton_cli::agent_process::activities(settings, &[], &deployment).await?;
+    let content = baton_cli::content_store::open(&settings.content)?;
+    let activities =
+        baton_cli::agent_process::activities(settings, &[], &deployment, content.clone()).await?;
     let metrics = baton_cli::metrics::serve(settings.metrics.bind)?;
     if let Some(endpoint) = &metrics {
         super::delegation::progress(&format!("worker metrics at {}", endpoint.url()));
@@ -63,6 +65,7 @@ where
         &client,
         &deployment,
         &baton_cli::health::Readiness::default(),
+        content,
     )
     .await?;
 

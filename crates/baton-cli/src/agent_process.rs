@@ -9,6 +9,7 @@ use anyhow::Context;
 use baton_a2a::{CardLimits, Registry};
 use baton_activities::{BatonActivities, Prefixes, TaskContent};
 use baton_config::{Settings, WorkerTuning};
+use baton_content::ContentStore;
 use baton_core::deployment_key::DeploymentKey;
 use baton_mcp::McpServers;
 use baton_metrics::MetricsEndpoint;
@@ -54,7 +55,9 @@ impl AgentProcess {
         deployment: &Arc<DeploymentKey>,
         readiness: &Readiness,
     ) -> anyhow::Result<AgentProcess> {
-        let activities = activities(settings, same_process, deployment).await?;
+        // One store for the worker's activities and its gateway.
+        let content = crate::content_store::open(&settings.content)?;
+        let activities = activities(settings, same_process, deployment, content.clone()).await?;
         fetch_pending_cards(&activities);
         let follow_options = follow_worker_options(settings, activities.clone());
         let temporal = &settings.temporal;
@@ -88,7 +91,7 @@ impl AgentProcess {
             .context("creating the Temporal worker")?;
         let follow_worker = Worker::new(runtime, client.clone(), follow_options)
             .context("creating the Temporal worker of the follow queue")?;
-        let http = serve_gateway(settings, client, deployment, readiness).await?;
+        let http = serve_gateway(settings, client, deployment, readiness, content).await?;
         Ok(AgentProcess {
             drain_grace: tuning.drain_grace,
             worker,
@@ -188,11 +191,13 @@ pub fn print_addresses<'a>(
 }
 
 /// The activities of an agent: its registry of agents (cards fetched and validated, or built
-/// for agents of this process), the roster's static prefix and the model provider.
+/// for agents of this process), the roster's static prefix, the model provider, and `content`,
+/// where the files of tasks are kept.
 pub async fn activities(
     settings: &Settings,
     same_process: &[&Settings],
     deployment: &Arc<DeploymentKey>,
+    content: Arc<ContentStore>,
 ) -> anyhow::Result<BatonActivities> {
     let registry =
         Arc::new(Registry::build(settings, same_process, deployment, CardLimits::default()).await?);
@@ -220,7 +225,7 @@ pub async fn activities(
     Ok(BatonActivities::new(
         Arc::new(provider),
         TaskContent {
-            store: crate::content_store::open(&settings.content)?,
+            store: content,
             max_part_bytes: settings.content.max_part_bytes,
         },
         model,
@@ -255,17 +260,13 @@ pub async fn serve_gateway(
     client: &Client,
     deployment: &Arc<DeploymentKey>,
     readiness: &Readiness,
+    content: Arc<ContentStore>,
 ) -> anyhow::Result<Option<HttpServer>> {
     if settings.server.base_url.is_none() {
         return Ok(None);
     }
     let routes = crate::health::beside(
-        crate::gateway::routes(
-            settings,
-            client.clone(),
-            deployment.clone(),
-            crate::content_store::open(&settings.content)?,
-        ),
+        crate::gateway::routes(settings, client.clone(), deployment.clone(), content),
         readiness.clone(),
     );
     Ok(Some(

@@ -18,6 +18,18 @@ pub fn baton() -> &'static Path {
 /// The longest a test waits for what it started to settle: a task to end, a process to serve.
 pub const WITHIN: Duration = Duration::from_secs(90);
 
+/// The agent id after `consult@` in `text`: the agent a scripted model delegates to.
+pub fn consulted_agent(text: &str) -> String {
+    text.split("consult@")
+        .nth(1)
+        .and_then(|rest| {
+            rest.split(|c: char| !(c.is_alphanumeric() || c == '-'))
+                .next()
+        })
+        .unwrap_or_else(|| panic!("no consult@<agent> in {text}"))
+        .to_string()
+}
+
 /// Everything a model request carried, as one string to search.
 pub fn all_text(request: &Value) -> String {
     request["messages"].to_string()

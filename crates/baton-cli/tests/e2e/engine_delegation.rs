@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::common::{WITHIN, all_text, baton};
+use crate::common::{WITHIN, all_text, baton, consulted_agent};
 use baton_proto::{InboxMessage, TaskState};
 use baton_tests::PythonPeer;
 use baton_tests::engine::{
@@ -771,15 +771,7 @@ async fn an_answer_in_an_artifact_or_only_in_the_history_reaches_the_parents_mod
         if text.contains("Sub-task ") {
             return reply("Read it.");
         }
-        let agent = text
-            .split("consult@")
-            .nth(1)
-            .and_then(|rest| {
-                rest.split(|c: char| !(c.is_alphanumeric() || c == '-'))
-                    .next()
-            })
-            .unwrap()
-            .to_string();
+        let agent = consulted_agent(&text);
         call(
             "spawn_subtask",
             json!({"name": "q", "goal": format!("ask {agent}"), "agent": agent}),

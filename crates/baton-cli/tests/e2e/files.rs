@@ -12,7 +12,7 @@ use baton_tests::fake_model::{FakeModel, call, reply};
 use baton_tests::sdk_client::SdkClient;
 use serde_json::json;
 
-use crate::common::{all_text, baton};
+use crate::common::{all_text, baton, consulted_agent};
 
 struct Agent {
     temporal: TestTemporal,
@@ -250,15 +250,7 @@ async fn a_sub_tasks_files_reach_the_model_and_the_caller_byte_for_byte() {
         if text.contains(r#""role":"tool""#) {
             return reply("Waiting for the report.");
         }
-        let agent = text
-            .split("consult@")
-            .nth(1)
-            .and_then(|rest| {
-                rest.split(|c: char| !(c.is_alphanumeric() || c == '-'))
-                    .next()
-            })
-            .unwrap()
-            .to_string();
+        let agent = consulted_agent(&text);
         call(
             "spawn_subtask",
             json!({"name": "report", "goal": "the March report", "agent": agent}),
