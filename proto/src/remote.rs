@@ -428,6 +428,10 @@ pub struct InvokeToolOut {
     /// a JSON object, a server that refused the call).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// The images, audio and embedded resources of the tool's result, kept by reference: files
+    /// of the task.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
 }
 
 fn is_zero(n: &u32) -> bool {

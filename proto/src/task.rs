@@ -473,6 +473,9 @@ pub struct TaskView {
     /// The conversation the task started from, when it continued a context.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub earlier: Vec<TaskMessage>,
+    /// The files the task's tools gave, in order; a completed task's artifacts carry them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_files: Vec<ToolFile>,
 }
 
 /// The largest listed view a task keeps in its memo, serialised: a bigger one is left out and
@@ -499,7 +502,7 @@ impl TaskView {
                 message_id: first.message_id.clone(),
                 role: MessageRole::User,
                 text: first.text.clone(),
-                attachments: Vec::new(),
+                attachments: first.attachments.clone(),
             }],
             participants: input.participants.clone(),
             updated_at: Some(at),
@@ -512,6 +515,7 @@ impl TaskView {
             reasoning_effort: input.reasoning_effort.clone(),
             parent_tasks: input.parent_tasks.clone(),
             earlier: input.earlier.clone(),
+            tool_files: Vec::new(),
         }
     }
 
@@ -655,6 +659,19 @@ pub struct TaskCarry {
     /// Sub-tasks resolved since the worker's metrics were last told.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ended: Vec<DelegationEnd>,
+    /// The files the task's tools gave, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_files: Vec<ToolFile>,
+}
+
+/// A file one of the task's MCP tools gave (an image, audio, an embedded resource), kept by
+/// reference.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolFile {
+    /// The tool's name.
+    pub tool: String,
+    /// The file.
+    pub attachment: Attachment,
 }
 
 impl TaskCarry {
@@ -684,6 +701,7 @@ impl TaskCarry {
             status_message: None,
             outbox: Vec::new(),
             ended: Vec::new(),
+            tool_files: Vec::new(),
         }
     }
 }

@@ -13,8 +13,10 @@ Tools:
                       a cancelled call is recorded as "slow_lookup cancelled"
   big()               read-only: 100000 characters "abc…zabc…"
   shout(text)         read-only: text.upper(), so a test can see untrusted text come back as is
+  order_files(order)  read-only: a text block, a PNG image (ORDER_PNG) and an embedded text/csv
+                      resource orders://<order>/items.csv (ORDER_CSV)
 
-Every tool returns plain text content only (structured_output=False: no outputSchema, no
+Every tool returns content blocks only (structured_output=False: no outputSchema, no
 structuredContent). A failing tool raises ToolError, which the SDK returns as a result with
 isError: true and the text "Error executing tool <name>: <message>".
 
@@ -43,11 +45,16 @@ import sys
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.server.mcpserver.utilities.types import Image
+from mcp.types import EmbeddedResource, TextContent, TextResourceContents, ToolAnnotations
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True)
 WRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False)
 ORDERS = {"1042": {"order": "1042", "customer": "Ada", "status": "shipped on 2026-11-20"}}
+
+# What order_files gives: a PNG's signature then every byte value, and a small CSV.
+ORDER_PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+ORDER_CSV = "sku,item,qty\nL1,walnut desk lamp,1\n"
 
 server = MCPServer("baton-test-mcp", version="1.0.0")
 calls_file = ""
@@ -110,6 +117,20 @@ def shout(text: str) -> str:
     """Returns the text in capitals."""
     record("shout")
     return text.upper()
+
+
+@server.tool(annotations=READ_ONLY, structured_output=False)
+def order_files(order: str) -> list:
+    """Returns an order's chart (PNG) and its items (CSV)."""
+    record("order_files")
+    items = TextResourceContents(
+        uri=f"orders://{order}/items.csv", mime_type="text/csv", text=ORDER_CSV
+    )
+    return [
+        TextContent(type="text", text=f"Order {order}'s chart and items:"),
+        Image(data=ORDER_PNG, format="png"),
+        EmbeddedResource(type="resource", resource=items),
+    ]
 
 
 async def serve_http(port: int) -> None:

@@ -161,7 +161,8 @@ fn status_of(view: &TaskView, context_id: &str) -> TaskStatus {
     }
 }
 
-/// A completed task's artifacts: its answer, then each file and data part its sub-tasks made.
+/// A completed task's artifacts: its answer, then each file its tools gave and each file and data
+/// part its sub-tasks made.
 fn answer_artifacts(view: &TaskView, contents: &Contents) -> Option<Vec<Artifact>> {
     let answer = view
         .last_answer
@@ -175,25 +176,53 @@ fn answer_artifacts(view: &TaskView, contents: &Contents) -> Option<Vec<Artifact
         metadata: None,
         extensions: None,
     };
-    let files = sub_task_files(view).map(|(row, index, attachment)| Artifact {
-        artifact_id: format!("{}:{}:{}", view.task_id, row.stand_in_id, index + 1),
-        name: Some(attachment.label(index)),
-        description: Some(format!("made by sub-task {} on {}", row.name, row.agent)),
-        parts: vec![part_of(attachment, index, contents)],
+    let files = made_files(view).map(|made| Artifact {
+        artifact_id: format!("{}:{}", view.task_id, made.id),
+        name: Some(made.attachment.label(made.index)),
+        description: Some(made.by),
+        parts: vec![part_of(made.attachment, made.index, contents)],
         metadata: None,
         extensions: None,
     });
     Some(std::iter::once(answer).chain(files).collect())
 }
 
-/// Each file and data part of the task's sub-tasks, with its row and its place in the row.
-pub fn sub_task_files(view: &TaskView) -> impl Iterator<Item = (&SubTaskRow, usize, &Attachment)> {
-    view.sub_tasks.iter().flat_map(|row| {
+/// A file or data part the task made: one of its tools gave it, or one of its sub-tasks.
+pub struct MadeFile<'a> {
+    /// Unique in the task: `tool:<n>`, or `<stand-in id>:<n>` (1-based).
+    pub id: String,
+    /// Its place among its tool's or sub-task's files (0-based).
+    pub index: usize,
+    /// What made it, as the artifact's description says.
+    pub by: String,
+    /// The file.
+    pub attachment: &'a Attachment,
+}
+
+/// The files and data parts the task made, in order: its tools', then its sub-tasks'.
+pub fn made_files(view: &TaskView) -> impl Iterator<Item = MadeFile<'_>> {
+    let from_tools = view
+        .tool_files
+        .iter()
+        .enumerate()
+        .map(|(index, file)| MadeFile {
+            id: format!("tool:{}", index + 1),
+            index,
+            by: format!("given by tool {}", file.tool),
+            attachment: &file.attachment,
+        });
+    let from_sub_tasks = view.sub_tasks.iter().flat_map(|row| {
         row.attachments
             .iter()
             .enumerate()
-            .map(move |(index, attachment)| (row, index, attachment))
-    })
+            .map(move |(index, attachment)| MadeFile {
+                id: format!("{}:{}", row.stand_in_id, index + 1),
+                index,
+                by: format!("made by sub-task {} on {}", row.name, row.agent),
+                attachment,
+            })
+    });
+    from_tools.chain(from_sub_tasks)
 }
 
 fn metadata_of(view: &TaskView, reader: Reader) -> HashMap<String, Value> {

@@ -14,7 +14,7 @@ use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value};
 
 use crate::offer::ListedTool;
-use crate::output::output_text;
+use crate::output::output_of;
 use crate::{CallError, ToolOutput};
 
 pub(crate) type Peer = rmcp::Peer<RoleClient>;
@@ -129,10 +129,11 @@ pub(crate) async fn call(
                 .iter()
                 .filter_map(|block| serde_json::to_value(block).ok())
                 .collect();
-            Ok(ToolOutput {
-                text: output_text(&content, result.structured_content.as_ref()),
-                is_error: result.is_error == Some(true),
-            })
+            Ok(output_of(
+                &content,
+                result.structured_content.as_ref(),
+                result.is_error == Some(true),
+            ))
         }
         Err(ServiceError::McpError(error)) => Err(CallError::Refused {
             server: server.to_string(),

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 
 pub use offer::{McpTool, all_tools};
-pub use output::output_text;
+pub use output::output_of;
 
 use connection::Connection;
 use offer::offered_tools;
@@ -45,10 +45,23 @@ struct Server {
 /// What a tool answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutput {
-    /// The result as one text the model can read (see [`output_text`]).
+    /// The result as one text the model can read (see [`output_of`]).
     pub text: String,
     /// The tool reported an error of its own (MCP `isError`).
     pub is_error: bool,
+    /// The images, audio and embedded resources of the result, in order: files the task keeps.
+    pub files: Vec<ToolFile>,
+}
+
+/// A file a tool gave in its result, decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolFile {
+    /// The last segment of an embedded resource's URI; none for an image or audio clip.
+    pub name: Option<String>,
+    /// Its media type (`application/octet-stream` when the tool gave none).
+    pub media_type: String,
+    /// Its bytes (a text resource's as UTF-8).
+    pub bytes: Vec<u8>,
 }
 
 /// Why a call gave no answer.

@@ -153,6 +153,7 @@ fn carry() -> TaskCarry {
         status_message: Some("Which account?".into()),
         outbox: vec![delivery()],
         ended: vec![delegation_end()],
+        tool_files: vec![tool_file()],
     }
 }
 
@@ -292,6 +293,14 @@ fn view() -> TaskView {
         reasoning_effort: Some("low".into()),
         parent_tasks: vec![task_ref()],
         earlier: vec![task_message()],
+        tool_files: vec![tool_file()],
+    }
+}
+
+fn tool_file() -> ToolFile {
+    ToolFile {
+        tool: "chart".into(),
+        attachment: attachment(),
     }
 }
 
@@ -589,6 +598,7 @@ fn tool_out() -> InvokeToolOut {
     InvokeToolOut {
         content: "no order 9999".into(),
         is_error: true,
+        attachments: vec![attachment()],
     }
 }
 

@@ -38,6 +38,7 @@ pub const MESSAGES: &[(&str, RoundTrip)] = &[
     ("EventLog", via::<EventLog>),
     ("ContentRef", via::<ContentRef>),
     ("Attachment", via::<Attachment>),
+    ("ToolFile", via::<ToolFile>),
     ("RemoteFiles", via::<RemoteFiles>),
     ("EventEntry", via::<EventEntry>),
     ("TaskEvent", via::<TaskEvent>),

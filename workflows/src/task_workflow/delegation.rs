@@ -17,7 +17,7 @@ use baton_core::tool_result::{spawned_content, tool_error_content};
 use baton_proto::{
     Attachment, CancelContextIn, ChildDone, DelegationEnd, HistoryItem, RemoteSnapshot,
     RemoteStart, RemoteTaskIn, Source, StartAgentTaskIn, StartAgentTaskOut, SubTaskRow, TaskEvent,
-    TaskRef, TaskState, TaskView, ToolCallRecord,
+    TaskRef, TaskState, TaskView, ToolCallRecord, ToolFile,
 };
 use temporalio_sdk::{
     ActivityExecutionError, ChildWorkflowOptions, ParentClosePolicy, WorkflowContext,
@@ -71,12 +71,13 @@ impl TaskWorkflow {
         });
     }
 
-    /// The files and data the task holds: its messages', then its sub-tasks'.
+    /// The files and data the task holds: its messages', its tools', then its sub-tasks'.
     pub(super) fn held_attachments(&self) -> Vec<Attachment> {
         self.durable
             .messages
             .iter()
             .flat_map(|message| &message.attachments)
+            .chain(self.durable.tool_files.iter().map(|file| &file.attachment))
             .chain(
                 self.durable
                     .sub_tasks
@@ -85,6 +86,18 @@ impl TaskWorkflow {
             )
             .cloned()
             .collect()
+    }
+
+    /// The files a tool's answer gave: the task keeps them, and the model reads them in a note
+    /// after the turn's tool results (a tool result itself is text only).
+    pub(super) fn take_tool_files(&mut self, tool: &str, attachments: Vec<Attachment>) {
+        self.durable
+            .tool_files
+            .extend(attachments.iter().map(|attachment| ToolFile {
+                tool: tool.to_string(),
+                attachment: attachment.clone(),
+            }));
+        self.add_note(format!("The files tool {tool} gave:"), attachments);
     }
 
     /// The row of the sub-task whose stand-in is `stand_in_id`.

@@ -40,6 +40,7 @@ impl TaskWorkflow {
             reasoning_effort: self.input.reasoning_effort.clone(),
             parent_tasks: self.input.parent_tasks.clone(),
             earlier: self.input.earlier.clone(),
+            tool_files: self.durable.tool_files.clone(),
         }
     }
 

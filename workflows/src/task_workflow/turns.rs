@@ -311,7 +311,12 @@ pub(super) async fn call_mcp_tool(
         call_token.cancel();
     }
     match outcome {
-        Some(Ok(out)) => out.content,
+        Some(Ok(out)) => {
+            if !out.attachments.is_empty() {
+                ctx.state_mut(|s| s.take_tool_files(&tool.name, out.attachments));
+            }
+            out.content
+        }
         Some(Err(error)) if error.as_cancelled().is_none() => tool_failure_content(
             &tool.name,
             &activity_failure::message(&error),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use baton_tests::PythonPeer;
+use baton_tests::{PythonPeer, venv_program, workspace};
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, history_text};
 use baton_tests::fake_model::{FakeModel, call, reply};
 use baton_tests::sdk_client::SdkClient;
@@ -418,4 +418,97 @@ async fn a_file_the_task_holds_goes_with_a_brief_to_an_agent_that_takes_it() {
             .unwrap()
             .is_empty()
     );
+}
+
+/// What `order_files` of the test MCP server gives (tests/peers/mcp_server.py).
+fn order_png() -> Vec<u8> {
+    b"\x89PNG\r\n\x1a\n"
+        .iter()
+        .copied()
+        .chain((0..=255u8).cycle().take(256 * 4))
+        .collect()
+}
+const ORDER_CSV: &str = "sku,item,qty\nL1,walnut desk lamp,1\n";
+
+/// An MCP tool that answers with an image and an embedded CSV resource: both become files of
+/// the task, the model reads them (the image as an image), the caller gets them as artifacts
+/// byte for byte, and history holds references only.
+#[tokio::test]
+async fn a_tools_image_and_resource_are_files_of_the_task() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::responding(|request| {
+        if all_text(request).contains("The files tool order_files gave") {
+            reply("Here are the chart and the items of order 1042.")
+        } else {
+            call("order_files", json!({"order": "1042"}))
+        }
+    })
+    .await;
+    let content = tempfile::tempdir().unwrap();
+    let mut config = WorkerConfig::new(&temporal, &model.base_url())
+        .with_push_receiver()
+        .mcp_server(&format!(
+            "id = \"shop\"\ncommand = {:?}\nargs = [{:?}, \"--transport\", \"stdio\"]",
+            venv_program("python").display().to_string(),
+            workspace()
+                .join("tests/peers/mcp_server.py")
+                .display()
+                .to_string(),
+        ));
+    config.content = vec![format!("directory = {:?}", content.path())];
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let alice = SdkClient::new(&url, "JSONRPC", "alice");
+    let sent = alice
+        .call("send", &["--text", "Show me order 1042."])
+        .await
+        .ok();
+    let task = &sent[0]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
+
+    // The tool result names the files; the note after it shows them.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2, "a turn for the call, one for the answer");
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let tool_result = messages.iter().find(|m| m["role"] == "tool").unwrap();
+    assert!(
+        tool_result["content"]
+            .as_str()
+            .unwrap()
+            .contains(r#"[file "items.csv", text/csv, 35 bytes: kept as a file of the task"#),
+        "{tool_result}"
+    );
+    let note = messages.last().unwrap();
+    let parts = note["content"].as_array().expect("a note with parts");
+    let text = parts[0]["text"].as_str().unwrap();
+    for expected in [
+        "The files tool order_files gave:",
+        "[file 1, image/png, 1.0 kB]",
+        "[file 2: items.csv, text/csv, 35 B]",
+        ORDER_CSV,
+    ] {
+        assert!(text.contains(expected), "{expected:?} in {text}");
+    }
+    assert_eq!(
+        parts[1]["image_url"]["url"],
+        format!("data:image/png;base64,{}", BASE64.encode(order_png()))
+    );
+
+    // The caller gets the answer, then the tool's files, byte for byte.
+    let artifacts = task["artifacts"].as_array().unwrap();
+    assert_eq!(artifacts.len(), 3, "{artifacts:?}");
+    assert_eq!(artifacts[1]["parts"][0]["raw"], BASE64.encode(order_png()));
+    assert_eq!(artifacts[1]["parts"][0]["mediaType"], "image/png");
+    assert_eq!(artifacts[1]["description"], "given by tool order_files");
+    assert_eq!(artifacts[2]["parts"][0]["raw"], BASE64.encode(ORDER_CSV));
+    assert_eq!(artifacts[2]["parts"][0]["filename"], "items.csv");
+
+    let task_id = task["id"].as_str().unwrap();
+    let history = history_text(temporal.history(task_id).await).await;
+    assert!(history.contains("sha256:"), "no reference");
+    assert!(
+        !history.contains(&BASE64.encode(order_png())) && !history.contains("walnut desk lamp"),
+        "the history holds a tool file's bytes"
+    );
+    assert_eq!(files_under(content.path()).len(), 2);
 }

@@ -24,7 +24,7 @@ use temporalio_client::errors::WorkflowInteractionError;
 use temporalio_client::{Client, WorkflowCancelOptions, WorkflowExecuteUpdateOptions};
 use temporalio_common::UpdateDefinition;
 
-use crate::a2a_task::{Contents, kept_messages, sub_task_files, task_of};
+use crate::a2a_task::{Contents, kept_messages, made_files, task_of};
 use crate::config::GatewayConfig;
 use crate::extensions::{check_extensions, sender_reader, task_reader};
 use crate::listing::{Freshness, list_tasks};
@@ -72,13 +72,14 @@ impl TemporalHandler {
     }
 
     /// The bytes of the stored attachments a rendering of `view` with `history_length` shows:
-    /// its messages', and, once it completed, its sub-tasks' files, which are its artifacts.
+    /// its messages', and, once it completed, the files its tools and sub-tasks made, which are
+    /// its artifacts.
     /// One that cannot be read now is left out (the rendering names it instead), so a store
     /// that is down never keeps a caller from its task.
     pub(crate) async fn contents(&self, view: &TaskView, history_length: Option<i32>) -> Contents {
         let mut contents = Contents::none();
-        let artifacts = sub_task_files(view)
-            .map(|(_, _, attachment)| attachment)
+        let artifacts = made_files(view)
+            .map(|made| made.attachment)
             .filter(|_| view.state == TaskState::Completed);
         let stored = kept_messages(view, history_length)
             .iter()
