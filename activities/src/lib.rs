@@ -439,7 +439,8 @@ impl BatonActivities {
         input: InvokeToolIn,
     ) -> Result<InvokeToolOut, ActivityError> {
         let tool = input.tool.clone();
-        let outcome = heartbeating(&ctx, tool_call::invoke(&self.mcp, &self.content, input)).await?;
+        let outcome =
+            heartbeating(&ctx, tool_call::invoke(&self.mcp, &self.content, input)).await?;
         let counted = match &outcome {
             Ok(out) if out.is_error => ToolCallOutcome::Error,
             Ok(_) => ToolCallOutcome::Answered,

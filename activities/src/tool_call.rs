@@ -29,10 +29,9 @@ pub async fn invoke(
         Err(content) => return Ok(answer(content, true)),
     };
     match servers.call(&input.tool, arguments).await {
-        Ok(output) if output.is_error => Ok(answer(
-            tool_error_output(&input.tool, &output.text),
-            true,
-        )),
+        Ok(output) if output.is_error => {
+            Ok(answer(tool_error_output(&input.tool, &output.text), true))
+        }
         Ok(output) => {
             let (attachments, left_out) = kept(content, &input, output.files).await;
             let text = std::iter::once(output.text)

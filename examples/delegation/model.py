@@ -11,7 +11,8 @@ It answers as two agents, told apart by the agent id in the system prompt (`You 
   says so.
 - "example-ledger" looks the order up with the ledger's MCP tool get_order (orders_mcp.py, over
   orders.json): it calls the tool with the order number in the goal, then answers from what the
-  tool returned. It never reads orders.json itself.
+  tool returned. Asked for a CSV, it calls order_csv instead, whose file goes with its answer.
+  It never reads orders.json itself.
 
 Run: python3 model.py --port 8299 [--host 127.0.0.1]
 """
@@ -66,7 +67,10 @@ def front_desk(messages: list[dict], tools: list[dict]) -> dict:
     for note in reversed(notes):
         result = re.search(r"is COMPLETED: (.*?)\n</untrusted>", note, re.DOTALL)
         if result:
-            return answer(result.group(1).strip())
+            # The files the sub-task made follow its answer, each under a heading like
+            # [file 1: order-1043.csv, text/csv, 121 B]: they reach the customer as artifacts.
+            said = re.split(r"\n\[(?:file|data) \d+", result.group(1))[0]
+            return answer(said.strip())
     if any(m.get("role") == "assistant" and m.get("tool_calls") for m in messages):
         return answer("I have asked the right agent; its answer will follow.")
     goal = goal_of(messages)
@@ -86,15 +90,27 @@ def front_desk(messages: list[dict], tools: list[dict]) -> dict:
 
 
 def ledger(messages: list[dict], tools: list[dict]) -> dict:
-    if not any(tool.get("function", {}).get("name") == "get_order" for tool in tools):
-        return answer("I have no get_order tool to look orders up with.")
+    goal = goal_of(messages)
+    wants_file = "csv" in words(goal)
+    tool = "order_csv" if wants_file else "get_order"
+    if not any(t.get("function", {}).get("name") == tool for t in tools):
+        return answer(f"I have no {tool} tool to look orders up with.")
     looked_up = tool_result_of(messages)
     if looked_up is not None:
-        return answer_from(looked_up)
-    number = re.search(r"\b(\d{4})\b", goal_of(messages))
+        return answer_with_file(looked_up) if wants_file else answer_from(looked_up)
+    number = re.search(r"\b(\d{4})\b", goal)
     if not number:
         return answer("Which order? Give me its four-digit number.")
-    return tool_call("get_order", {"order": number.group(1)})
+    return tool_call(tool, {"order": number.group(1)})
+
+
+def answer_with_file(looked_up: str) -> dict:
+    """The answer to a request for a CSV: the file order_csv gave goes with it (Baton names it in
+    the tool result as [file "order-1042.csv", text/csv, ...])."""
+    named = re.search(r'\[file "([^"]+)", text/csv', looked_up)
+    if not named:
+        return answer(f"The order could not be exported: {looked_up}")
+    return answer(f"Here is the order as a CSV file: {named.group(1)}.")
 
 
 def tool_result_of(messages: list[dict]) -> str | None:

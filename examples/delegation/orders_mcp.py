@@ -1,8 +1,10 @@
 """The delegation example's order book as an MCP server, with only the Python standard library.
 
 It speaks the Model Context Protocol over stdio: one JSON-RPC 2.0 message a line on stdin and
-stdout, logs on stderr. It offers one read-only tool, get_order, which looks an order up in
-orders.json by its four-digit number and returns it as compact JSON text. An unknown number or bad
+stdout, logs on stderr. It offers two read-only tools: get_order, which looks an order up in
+orders.json by its four-digit number and returns it as compact JSON text, and order_csv, which
+returns the same order as a CSV file (an embedded text/csv resource, orders://<n>/order-<n>.csv),
+which Baton keeps as a file of the task and hands on to whoever asked. An unknown number or bad
 arguments come back as a tool error (isError: true) that says what is wrong, so a model can read
 it and try again; the server keeps running after any bad input and exits when stdin closes.
 
@@ -16,6 +18,8 @@ notification with 202 and none). It is stateless: it hands out no session, and G
 stream of server-initiated messages, which it never sends) is 405.
 """
 
+import csv
+import io
 import json
 import re
 import sys
@@ -47,6 +51,18 @@ GET_ORDER = {
     "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
 }
 
+ORDER_CSV = {
+    "name": "order_csv",
+    "title": "An order as a CSV file",
+    "description": (
+        "Returns one customer order, by its four-digit number, as a CSV file (order, customer, "
+        "items, total, status) that can be handed to the customer."
+    ),
+    "inputSchema": GET_ORDER["inputSchema"],
+    "annotations": GET_ORDER["annotations"],
+}
+CSV_COLUMNS = ("order", "customer", "items", "total", "status")
+
 
 class RpcError(Exception):
     def __init__(self, code: int, message: str):
@@ -75,20 +91,43 @@ def initialize(params: dict, orders: dict) -> dict:
 
 
 def list_tools(params: dict, orders: dict) -> dict:
-    return {"tools": [GET_ORDER]}
+    return {"tools": [GET_ORDER, ORDER_CSV]}
 
 
 def call_tool(params: dict, orders: dict) -> dict:
     name = params.get("name")
-    if name != GET_ORDER["name"]:
-        raise RpcError(-32602, f"unknown tool {name!r}; the only tool is get_order")
+    if name not in (GET_ORDER["name"], ORDER_CSV["name"]):
+        raise RpcError(-32602, f"unknown tool {name!r}; the tools are get_order and order_csv")
     try:
         order = get_order(params.get("arguments"), orders)
     except ValueError as problem:
-        log(f"get_order failed: {problem}")
+        log(f"{name} failed: {problem}")
         return tool_result(str(problem), is_error=True)
+    if name == ORDER_CSV["name"]:
+        return csv_result(order)
     text = json.dumps(order, ensure_ascii=False, separators=(",", ":"))
     return tool_result(text, is_error=False)
+
+
+def csv_result(order: dict) -> dict:
+    """The order as one CSV file: a header line and the order's line, embedded as a resource."""
+    lines = io.StringIO()
+    writer = csv.writer(lines, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    writer.writerow(order[column] for column in CSV_COLUMNS)
+    number = order["order"]
+    resource = {
+        "uri": f"orders://{number}/order-{number}.csv",
+        "mimeType": "text/csv",
+        "text": lines.getvalue(),
+    }
+    return {
+        "content": [
+            {"type": "text", "text": f"Order {number} as a CSV file:"},
+            {"type": "resource", "resource": resource},
+        ],
+        "isError": False,
+    }
 
 
 def get_order(arguments, orders: dict) -> dict:

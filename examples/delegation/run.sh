@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The delegation example, end to end and offline: starts the example's fake model (model.py),
 # then `baton up ledger.toml front-desk.toml` (one embedded Temporal dev server, two agents,
-# two gateways), asks the front desk a question over A2A, prints the answer the ledger gave and
-# the Web UI link, and stops everything.
+# two gateways), asks the front desk a question over A2A, prints the answer the ledger gave (and
+# each file that came with it: ask for an order as a CSV) and the Web UI link, and stops
+# everything.
 #
 #   bash examples/delegation/run.sh ["your question"]
 #
@@ -46,7 +47,7 @@ response="$(curl -sS --max-time 120 http://127.0.0.1:8202/ \
   -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -H 'X-Participant-Id: customer' \
   -d "$request")"
 python3 - "$response" <<'PY'
-import json, sys
+import base64, json, sys
 answer = json.loads(sys.argv[1])
 if "error" in answer:
     sys.exit(f"error: the front desk refused: {answer['error']}")
@@ -59,6 +60,17 @@ print(f"task {task['id']} ({state})", file=sys.stderr)
 if state != "TASK_STATE_COMPLETED":
     sys.exit(f"error: the task ended {state}: {text}")
 print(text)
+# The answer's artifact comes first; each file the delegation made follows as an artifact of its
+# own, its bytes in `raw`.
+for artifact in task.get("artifacts", [])[1:]:
+    for part in artifact["parts"]:
+        if "raw" not in part:
+            continue
+        body = base64.b64decode(part["raw"])
+        print(f"--- {part.get('filename', artifact.get('name'))} ({part.get('mediaType')}, "
+              f"{len(body)} bytes, {artifact.get('description')})")
+        if part.get("mediaType", "").startswith("text/"):
+            print(body.decode("utf-8", "replace"), end="")
 PY
 echo "== in the Web UI: the front desk's TaskWorkflow, its RemoteTaskWorkflow child, and the ledger's own task" >&2
 grep -E "^Web UI" "$work/baton.log" >&2

@@ -4,9 +4,10 @@
 use std::collections::HashMap;
 
 use a2a::{
-    Artifact, Message, Part, PartContent, Role, StreamResponse, Task, TaskStatus,
-    TaskStatusUpdateEvent,
+    Artifact, Message, Part, PartContent, Role, StreamResponse, Task, TaskArtifactUpdateEvent,
+    TaskStatus, TaskStatusUpdateEvent,
 };
+use baton_content::ContentStore;
 use baton_core::a2a_state::to_a2a;
 use baton_core::attachments::heading;
 use baton_core::extensions::status_metadata;
@@ -50,6 +51,35 @@ impl Contents {
     pub fn insert(&mut self, digest: String, bytes: Bytes) {
         self.0.insert(digest, bytes);
     }
+
+    /// The bytes of `attachments` of task `task_id` that `store` holds. One that cannot be read
+    /// now is left out (the rendering names it instead), so a store that is down never keeps a
+    /// caller from its task.
+    pub async fn read<'a>(
+        store: &ContentStore,
+        task_id: &str,
+        attachments: impl Iterator<Item = &'a Attachment>,
+    ) -> Contents {
+        let mut contents = Contents::none();
+        for content in attachments.filter_map(|attachment| attachment.content.as_ref()) {
+            match store.get(content).await {
+                Ok(bytes) => contents.insert(content.digest.clone(), bytes),
+                Err(error) => {
+                    tracing::warn!(task = %task_id, "a file of the task is left out of its rendering: {error}");
+                }
+            }
+        }
+        contents
+    }
+
+    /// The bytes of the files `view` gives as artifacts, once it answered.
+    pub async fn of_artifacts(store: &ContentStore, view: &TaskView) -> Contents {
+        if !has_answered(view.state, view.sub_state.as_deref()) {
+            return Contents::none();
+        }
+        let made = made_files(view).map(|made| made.attachment);
+        Contents::read(store, &view.task_id, made).await
+    }
 }
 
 /// The messages of `view` a rendering with `history_length` (as GetTask defines it; absent: all)
@@ -84,8 +114,15 @@ pub fn task_of(
 }
 
 /// The stream events for log entries, in order. A status event carries the agent's latest
-/// answer as its message when it parks or ends the task.
-pub fn events_of(view: &TaskView, entries: &[EventEntry]) -> Vec<StreamResponse> {
+/// answer as its message when it parks or ends the task; the status that completes it (or parks
+/// a conversation after its answer) follows one artifact update per artifact the task gives (its answer, then the files it made, their
+/// bytes from `contents`), as GetTask shows them, so a client that reads only the stream gets
+/// them all.
+pub fn events_of(
+    view: &TaskView,
+    entries: &[EventEntry],
+    contents: &Contents,
+) -> Vec<StreamResponse> {
     let context_id = context_of(view);
     let mut last_answer: Option<&TaskMessage> = None;
     let mut out = Vec::new();
@@ -99,6 +136,19 @@ pub fn events_of(view: &TaskView, entries: &[EventEntry]) -> Vec<StreamResponse>
                 sub_state,
                 message,
             } => {
+                if has_answered(*state, sub_state.as_deref()) {
+                    let artifacts = answer_artifacts(view, contents).unwrap_or_default();
+                    out.extend(artifacts.into_iter().map(|artifact| {
+                        StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                            task_id: view.task_id.clone(),
+                            context_id: context_id.clone(),
+                            artifact,
+                            append: None,
+                            last_chunk: Some(true),
+                            metadata: None,
+                        })
+                    }));
+                }
                 let says = message
                     .as_ref()
                     .map(|text| {
@@ -161,13 +211,20 @@ fn status_of(view: &TaskView, context_id: &str) -> TaskStatus {
     }
 }
 
-/// A completed task's artifacts: its answer, then each file its tools gave and each file and data
-/// part its sub-tasks made.
+/// Whether a task in `state` has given its answer, so its artifacts stand: it completed, or it
+/// is a conversation parked after its answer (which a delegating Baton takes as done).
+pub fn has_answered(state: TaskState, sub_state: Option<&str>) -> bool {
+    state == TaskState::Completed
+        || (state == TaskState::InputRequired && sub_state == Some(AWAITING_NEXT_MESSAGE))
+}
+
+/// The artifacts of a task that has answered: its answer, then each file its tools gave and each
+/// file and data part its sub-tasks made.
 fn answer_artifacts(view: &TaskView, contents: &Contents) -> Option<Vec<Artifact>> {
     let answer = view
         .last_answer
         .as_ref()
-        .filter(|_| view.state == TaskState::Completed)?;
+        .filter(|_| has_answered(view.state, view.sub_state.as_deref()))?;
     let answer = Artifact {
         artifact_id: format!("{}:answer", view.task_id),
         name: Some("answer".into()),
@@ -377,4 +434,155 @@ fn parse_time(at: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(at)
         .ok()
         .map(|t| t.with_timezone(&Utc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use baton_proto::{ContentRef, ToolFile};
+
+    fn completed_view() -> TaskView {
+        let csv = Attachment {
+            kind: AttachmentKind::File,
+            name: Some("order-1043.csv".into()),
+            media_type: "text/csv".into(),
+            content: Some(ContentRef {
+                digest: "sha256:aa".into(),
+                size: 8,
+            }),
+            url: None,
+        };
+        let view: TaskView = serde_json::from_value(serde_json::json!({
+            "task_id": "t-1", "name": "t", "state": "TASK_STATE_COMPLETED", "sub_tasks": [],
+            "last_answer": "Here it is.", "turns": 2,
+        }))
+        .unwrap();
+        TaskView {
+            tool_files: vec![ToolFile {
+                tool: "order_csv".into(),
+                attachment: csv,
+            }],
+            ..view
+        }
+    }
+
+    fn status(seq: u64, state: TaskState) -> EventEntry {
+        EventEntry {
+            seq,
+            at: "2026-12-06T07:00:00Z".into(),
+            event: TaskEvent::Status {
+                state,
+                sub_state: None,
+                message: None,
+            },
+        }
+    }
+
+    #[test]
+    fn the_status_that_completes_a_task_follows_its_artifacts_whole() {
+        let view = completed_view();
+        let mut contents = Contents::none();
+        contents.insert("sha256:aa".into(), Bytes::from_static(b"order,\n1"));
+        let events = events_of(
+            &view,
+            &[
+                status(1, TaskState::Working),
+                status(2, TaskState::Completed),
+            ],
+            &contents,
+        );
+        let kinds: Vec<&str> = events
+            .iter()
+            .map(|event| match event {
+                StreamResponse::StatusUpdate(_) => "status",
+                StreamResponse::ArtifactUpdate(_) => "artifact",
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(kinds, ["status", "artifact", "artifact", "status"]);
+        let StreamResponse::ArtifactUpdate(file) = &events[2] else {
+            unreachable!()
+        };
+        assert_eq!(file.artifact.artifact_id, "t-1:tool:1");
+        assert_eq!(
+            file.artifact.description.as_deref(),
+            Some("given by tool order_csv")
+        );
+        assert_eq!(file.last_chunk, Some(true));
+        assert_eq!(
+            file.artifact.parts[0].content,
+            PartContent::Raw(b"order,\n1".to_vec())
+        );
+    }
+
+    #[test]
+    fn a_file_the_store_cannot_give_now_is_named_not_dropped() {
+        let events = events_of(
+            &completed_view(),
+            &[status(2, TaskState::Completed)],
+            &Contents::none(),
+        );
+        let StreamResponse::ArtifactUpdate(file) = &events[1] else {
+            panic!("{events:?}")
+        };
+        assert_eq!(
+            file.artifact.parts[0].content,
+            PartContent::Text("[file 1: order-1043.csv, text/csv, 8 B] (not available now)".into())
+        );
+    }
+
+    #[test]
+    fn a_conversation_parked_after_its_answer_gives_its_artifacts_and_one_waiting_for_an_answer_does_not()
+     {
+        let parked = |sub_state: &str| TaskView {
+            state: TaskState::InputRequired,
+            sub_state: Some(sub_state.into()),
+            ..completed_view()
+        };
+        let event = |sub_state: &str| EventEntry {
+            event: TaskEvent::Status {
+                state: TaskState::InputRequired,
+                sub_state: Some(sub_state.into()),
+                message: None,
+            },
+            ..status(2, TaskState::InputRequired)
+        };
+        let view = parked(AWAITING_NEXT_MESSAGE);
+        let events = events_of(&view, &[event(AWAITING_NEXT_MESSAGE)], &Contents::none());
+        assert_eq!(events.len(), 3, "{events:?}");
+        let task = task_of(
+            &view,
+            None,
+            Reader {
+                task_extension: false,
+            },
+            &Contents::none(),
+        );
+        assert_eq!(task.artifacts.map(|a| a.len()), Some(2));
+
+        let asking = parked(AWAITING_ANSWER);
+        assert_eq!(
+            events_of(&asking, &[event(AWAITING_ANSWER)], &Contents::none()).len(),
+            1
+        );
+        let task = task_of(
+            &asking,
+            None,
+            Reader {
+                task_extension: false,
+            },
+            &Contents::none(),
+        );
+        assert_eq!(task.artifacts, None);
+    }
+
+    #[test]
+    fn a_task_that_fails_streams_no_artifacts() {
+        let view = TaskView {
+            state: TaskState::Failed,
+            ..completed_view()
+        };
+        let events = events_of(&view, &[status(2, TaskState::Failed)], &Contents::none());
+        assert_eq!(events.len(), 1);
+    }
 }

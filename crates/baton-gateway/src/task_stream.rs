@@ -1,12 +1,15 @@
 //! Following a task as it moves: a blocking send's wait for it to settle, and the streams of
 //! its events.
 
+use std::sync::Arc;
+
 use a2a::{A2AError, StreamResponse, Task};
-use baton_proto::{TaskState, TaskView};
+use baton_content::ContentStore;
+use baton_proto::{TaskEvent, TaskState, TaskView};
 use futures::stream::BoxStream;
 use tokio_stream::wrappers::ReceiverStream;
 
-use crate::a2a_task::events_of;
+use crate::a2a_task::{Contents, events_of, has_answered};
 use crate::tasks::Tasks;
 
 /// When a stream of events ends.
@@ -40,7 +43,7 @@ impl Tasks {
             if let Some(page) = &page {
                 next = page.next_seq;
                 let settled = page.events.iter().any(|e| {
-                    matches!(e.event, baton_proto::TaskEvent::Status { state, .. } if EndAt::Settled.reached(state))
+                    matches!(e.event, TaskEvent::Status { state, .. } if EndAt::Settled.reached(state))
                 });
                 if settled || page.closed {
                     return self.view(task_id).await;
@@ -60,13 +63,15 @@ impl Tasks {
     }
 
     /// A stream of the task's snapshot, then its events from `cursor`, until `end`. It reads
-    /// the task only when the task moved, and stops as soon as the client hangs up.
+    /// the task only when the task moved, and stops as soon as the client hangs up. The files
+    /// of the artifacts of a task that answered are read from `content`.
     pub(crate) fn stream(
         &self,
         task_id: String,
         cursor: u64,
         end: EndAt,
         first: Task,
+        content: Arc<ContentStore>,
     ) -> BoxStream<'static, Result<StreamResponse, A2AError>> {
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let handler = self.clone();
@@ -97,7 +102,15 @@ impl Tasks {
                             return;
                         }
                     };
-                    for event in events_of(&view, &page.events) {
+                    let answers = page.events.iter().any(|e| {
+                        matches!(&e.event, TaskEvent::Status { state, sub_state, .. } if has_answered(*state, sub_state.as_deref()))
+                    });
+                    let contents = if answers {
+                        Contents::of_artifacts(&content, &view).await
+                    } else {
+                        Contents::none()
+                    };
+                    for event in events_of(&view, &page.events, &contents) {
                         if let StreamResponse::StatusUpdate(update) = &event {
                             let state = baton_core::a2a_state::from_a2a(&update.status.state);
                             finished |= end.reached(state);

@@ -131,9 +131,11 @@ mod tests {
         let out = output(&content);
         assert_eq!(
             out.text,
-            format!("the order's items:\n\
+            format!(
+                "the order's items:\n\
              [file \"items.csv\", text/csv, 13 bytes: {KEPT}]\n\
-             [file \"o.png\", application/octet-stream, 4 bytes: {KEPT}]")
+             [file \"o.png\", application/octet-stream, 4 bytes: {KEPT}]"
+            )
         );
         assert_eq!(
             out.files,
@@ -163,10 +165,12 @@ mod tests {
         let out = output(&content);
         assert_eq!(
             out.text,
-            format!("[file, image/png, 3 bytes: {KEPT}]\n\
+            format!(
+                "[file, image/png, 3 bytes: {KEPT}]\n\
              [file, audio/wav, 3 bytes: {KEPT}]\n\
              [a link: https://o.example.com/1042]\n\
-             [content of type \"video\", not shown]")
+             [content of type \"video\", not shown]"
+            )
         );
         assert_eq!(out.files.len(), 2);
         assert_eq!(out.files[0].bytes, vec![0, 1, 2]);
@@ -182,14 +186,26 @@ mod tests {
         ];
         let out = output(&content);
         assert!(out.files.is_empty());
-        assert!(out.text.starts_with("[image content the tool sent is unreadable: its data is not base64"));
-        assert!(out.text.contains("[image content the tool sent is unreadable: no data]"));
-        assert!(out.text.ends_with("[resource content the tool sent is unreadable: no blob]"));
+        assert!(
+            out.text
+                .starts_with("[image content the tool sent is unreadable: its data is not base64")
+        );
+        assert!(
+            out.text
+                .contains("[image content the tool sent is unreadable: no data]")
+        );
+        assert!(
+            out.text
+                .ends_with("[resource content the tool sent is unreadable: no blob]")
+        );
     }
 
     #[test]
     fn file_names_come_from_the_last_segment_of_the_uri() {
-        assert_eq!(file_name("orders://1042/items.csv?v=2").as_deref(), Some("items.csv"));
+        assert_eq!(
+            file_name("orders://1042/items.csv?v=2").as_deref(),
+            Some("items.csv")
+        );
         assert_eq!(file_name("file:///tmp/a.png").as_deref(), Some("a.png"));
         assert_eq!(file_name("orders://1042/"), None);
         assert_eq!(file_name("urn:x"), None);

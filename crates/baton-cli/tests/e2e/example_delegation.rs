@@ -2,7 +2,8 @@
 //! nothing of them may be left running:
 //! - examples/delegation: run.sh starts the example's model and `baton up ledger.toml
 //!   front-desk.toml`, asks the front desk a question over A2A, and prints the answer, which must
-//!   be the ledger's, from orders.json, and what the metrics endpoint counted;
+//!   be the ledger's, from orders.json, and what the metrics endpoint counted; asked for a CSV,
+//!   the ledger's file comes with the answer;
 //! - examples/courier: run.sh installs and starts an @a2a-js/sdk agent, the courier, that asks a
 //!   question; the front desk asks the customer, and the customer's answer, sent with
 //!   `baton task send --task`, reaches the courier, whose quote comes back.
@@ -53,6 +54,14 @@ fn run(example: &str, args: &[&str], env: &[(&str, &str)]) -> (String, String) {
 
 /// The answer the ledger gives from orders.json, through its get_order MCP tool.
 const ANSWER: &str = "Order 1042 (Grace Hopper: 1 × walnut desk lamp, €129.00) was shipped on 2026-11-24, due 2026-11-27.";
+
+/// What run.sh prints when the customer asks for order 1043 as a CSV: the answer, then the file
+/// that came with it.
+const CSV_ANSWER: &str = "Here is the order as a CSV file: order-1043.csv.
+--- order-1043.csv (text/csv, 121 bytes, made by sub-task customer question on ledger)
+order,customer,items,total,status
+1043,Alan Turing,\"3 × notebook, 1 × fountain pen\",€61.50,\"packed, not yet shipped\"
+";
 
 /// Waits until nothing of the example listens on `ports` any more.
 fn wait_until_ports_are_free(ports: &[u16]) {
@@ -113,6 +122,17 @@ fn the_front_desk_delegates_an_order_question_to_the_ledger_and_relays_its_answe
             "no model turns of {queue} in:\n{stderr}"
         );
     }
+    wait_until_ports_are_free(&PORTS);
+
+    // Asked for a file, the ledger answers with its order_csv tool's CSV, which reaches the
+    // customer as an artifact beside the answer, byte for byte.
+    let (stdout, stderr) = run("delegation", &["Send me order 1043 as a CSV file."], &[]);
+    assert_eq!(stdout, CSV_ANSWER, "{stderr}");
+    assert!(
+        stderr.lines().any(|l| l
+            == r#"baton_tool_calls_total{outcome="answered",task_queue="ledger",tool="order_csv"} 1"#),
+        "{stderr}"
+    );
     wait_until_ports_are_free(&PORTS);
 
     // The same example on another OpenAI-compatible endpoint, as the README runs it on a real

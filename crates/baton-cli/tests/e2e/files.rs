@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use baton_tests::{PythonPeer, venv_program, workspace};
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, history_text};
 use baton_tests::fake_model::{FakeModel, call, reply};
 use baton_tests::sdk_client::SdkClient;
+use baton_tests::{PythonPeer, venv_program, workspace};
 use serde_json::json;
 
 use crate::common::{all_text, baton, consulted_agent};

@@ -24,7 +24,7 @@ use temporalio_client::errors::WorkflowInteractionError;
 use temporalio_client::{Client, WorkflowCancelOptions, WorkflowExecuteUpdateOptions};
 use temporalio_common::UpdateDefinition;
 
-use crate::a2a_task::{Contents, kept_messages, made_files, task_of};
+use crate::a2a_task::{Contents, has_answered, kept_messages, made_files, task_of};
 use crate::config::GatewayConfig;
 use crate::extensions::{check_extensions, sender_reader, task_reader};
 use crate::listing::{Freshness, list_tasks};
@@ -72,29 +72,19 @@ impl TemporalHandler {
     }
 
     /// The bytes of the stored attachments a rendering of `view` with `history_length` shows:
-    /// its messages', and, once it completed, the files its tools and sub-tasks made, which are
+    /// its messages', and, once it answered, the files its tools and sub-tasks made, which are
     /// its artifacts.
     /// One that cannot be read now is left out (the rendering names it instead), so a store
     /// that is down never keeps a caller from its task.
     pub(crate) async fn contents(&self, view: &TaskView, history_length: Option<i32>) -> Contents {
-        let mut contents = Contents::none();
         let artifacts = made_files(view)
             .map(|made| made.attachment)
-            .filter(|_| view.state == TaskState::Completed);
+            .filter(|_| has_answered(view.state, view.sub_state.as_deref()));
         let stored = kept_messages(view, history_length)
             .iter()
             .flat_map(|message| &message.attachments)
-            .chain(artifacts)
-            .filter_map(|attachment| attachment.content.as_ref());
-        for content in stored {
-            match self.content.get(content).await {
-                Ok(bytes) => contents.insert(content.digest.clone(), bytes),
-                Err(error) => {
-                    tracing::warn!(task = %view.task_id, "a file of the task is left out of its rendering: {error}");
-                }
-            }
-        }
-        contents
+            .chain(artifacts);
+        Contents::read(&self.content, &view.task_id, stored).await
     }
 
     /// Forgets what the caches hold that a write to `task_id` may have changed.
@@ -263,9 +253,13 @@ impl RequestHandler for TemporalHandler {
         };
         let contents = self.contents(&as_received, None).await;
         let snapshot = task_of(&as_received, None, reader, &contents);
-        Ok(self
-            .tasks
-            .stream(delivered.task_id, receipt.cursor, EndAt::Settled, snapshot))
+        Ok(self.tasks.stream(
+            delivered.task_id,
+            receipt.cursor,
+            EndAt::Settled,
+            snapshot,
+            self.content.clone(),
+        ))
     }
 
     async fn get_task(
@@ -373,7 +367,9 @@ impl RequestHandler for TemporalHandler {
         };
         let contents = self.contents(&view, None).await;
         let first = task_of(&view, None, task_reader(params), &contents);
-        Ok(self.tasks.stream(req.id, cursor, EndAt::Terminal, first))
+        Ok(self
+            .tasks
+            .stream(req.id, cursor, EndAt::Terminal, first, self.content.clone()))
     }
 
     async fn create_push_config(
