@@ -309,7 +309,7 @@ async fn the_mcp_tools_are_listed_as_the_model_is_offered_them() {
     let stderr = text(&output.stderr);
     assert!(
         stderr.contains(
-            "error: mcp[0] (orders): the server lists no tool refund (it lists: get_order); correct mcp[0] (orders).tools"
+            "error: mcp[0] (orders): the server lists no tool refund (it lists: get_order, order_csv); correct mcp[0] (orders).tools"
         ),
         "{stderr}"
     );

@@ -92,7 +92,8 @@ async fn a_stdio_server_s_tools_answer_fail_and_hang_without_failing_the_task() 
             "cancel_order",
             "slow_lookup",
             "big",
-            "shout"
+            "shout",
+            "order_files"
         ]
     );
     let order = last_tool_result(&requests[1]);

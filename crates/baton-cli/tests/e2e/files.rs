@@ -512,3 +512,124 @@ async fn a_tools_image_and_resource_are_files_of_the_task() {
     );
     assert_eq!(files_under(content.path()).len(), 2);
 }
+
+/// Two hops: a client sends a PNG and a CSV to one Baton, which delegates them to a second
+/// Baton, which delegates them to an a2a-sdk agent; that agent's CSV, image and data come back
+/// through both Batons to the client byte for byte, and no history on the way holds bytes.
+#[tokio::test]
+async fn files_cross_two_batons_to_an_sdk_agent_and_its_files_come_back_whole() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&[
+        "--behaviour",
+        "files",
+        "--input-mode",
+        "image/png",
+        "--input-mode",
+        "text/csv",
+    ])
+    .await;
+    // Each Baton's model hands the two files on to the agent it knows, waits, then answers.
+    let hand_on = |agent: &'static str, answer: &'static str| {
+        move |request: &serde_json::Value| {
+            let text = all_text(request);
+            if text.contains("Sub-task ") && text.contains("is COMPLETED") {
+                reply(answer)
+            } else if text.contains(r#""role":"tool""#) {
+                reply("Waiting.")
+            } else {
+                call(
+                    "spawn_subtask",
+                    json!({"name": "report", "goal": "Report on these.", "agent": agent,
+                           "attachments": ["q1.png", "orders.csv"]}),
+                )
+            }
+        }
+    };
+    let inner_model = FakeModel::responding(hand_on("peer", "The analyst's report.")).await;
+    let inner_content = tempfile::tempdir().unwrap();
+    let mut inner = WorkerConfig::new(&temporal, &inner_model.base_url())
+        .with_push_receiver()
+        .agent("peer", &peer.url(), "");
+    inner.agent_id = "analyst".into();
+    inner.content = vec![format!("directory = {:?}", inner_content.path())];
+    let inner_url = inner.base_url.clone().unwrap();
+    let _inner = WorkerProcess::start(baton(), &inner.render()).await;
+
+    let outer_model = FakeModel::responding(hand_on("analyst", "Here is the report.")).await;
+    let outer_content = tempfile::tempdir().unwrap();
+    let mut outer = WorkerConfig::new(&temporal, &outer_model.base_url())
+        .with_push_receiver()
+        .agent("analyst", &inner_url, "");
+    outer.content = vec![format!("directory = {:?}", outer_content.path())];
+    let outer_url = outer.base_url.clone().unwrap();
+    let _outer = WorkerProcess::start(baton(), &outer.render()).await;
+
+    let sent_dir = tempfile::tempdir().unwrap();
+    let png_path = sent_dir.path().join("q1.png");
+    let csv_path = sent_dir.path().join("orders.csv");
+    std::fs::write(&png_path, png()).unwrap();
+    std::fs::write(&csv_path, CSV).unwrap();
+    let alice = SdkClient::new(&outer_url, "JSONRPC", "alice");
+    let sent = alice
+        .call(
+            "send",
+            &[
+                "--text",
+                "Report on these.",
+                "--file",
+                &format!("{}=image/png", png_path.display()),
+                "--file",
+                &format!("{}=text/csv", csv_path.display()),
+            ],
+        )
+        .await
+        .ok();
+    let task = &sent[0]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
+
+    // The agent at the end of the chain got both files, byte for byte.
+    let stats = peer.stats().await;
+    let files = &stats["messages"][0]["files"];
+    assert_eq!(files[0]["raw"], BASE64.encode(png()), "{stats}");
+    assert_eq!(files[0]["filename"], "q1.png");
+    assert_eq!(files[1]["raw"], BASE64.encode(CSV), "{stats}");
+
+    // Its CSV, image and data reached the client through both Batons.
+    let artifacts = task["artifacts"].as_array().unwrap();
+    assert_eq!(artifacts.len(), 4, "{artifacts:?}");
+    assert_eq!(artifacts[0]["parts"][0]["text"], "Here is the report.");
+    let part = |n: usize| &artifacts[n]["parts"][0];
+    assert_eq!(part(1)["raw"], BASE64.encode(PEER_CSV));
+    assert_eq!(part(1)["filename"], "march.csv");
+    assert_eq!(part(2)["raw"], BASE64.encode(peer_png()));
+    assert_eq!(part(2)["mediaType"], "image/png");
+    assert_eq!(part(3)["data"]["orders"], 2.0, "{artifacts:?}");
+
+    // No workflow of either Baton holds a file's bytes: each task, and each stand-in when the
+    // delegation outlived its create.
+    let outer_task = task["id"].as_str().unwrap().to_string();
+    let outer_view = temporal.task_view(&outer_task).await;
+    let inner_task = outer_view.sub_tasks[0].remote_task_id.clone().unwrap();
+    for workflow in [outer_task, inner_task] {
+        let history = history_text(temporal.history(&workflow).await).await;
+        let stand_in = format!("{workflow}.1");
+        let mut histories = vec![(workflow.clone(), history.clone())];
+        if history.contains("RemoteTaskWorkflow") {
+            let text = history_text(temporal.history(&stand_in).await).await;
+            histories.push((stand_in, text));
+        }
+        for (id, history) in histories {
+            assert!(history.contains("sha256:"), "{id}: no reference");
+            for bytes in [
+                BASE64.encode(png()),
+                BASE64.encode(peer_png()),
+                "1234,99.50".to_string(),
+            ] {
+                assert!(
+                    !history.contains(&bytes),
+                    "{id}'s history holds a file's bytes"
+                );
+            }
+        }
+    }
+}

@@ -18,7 +18,7 @@ use async_trait::async_trait;
 use baton_a2a::webhook::{self, Webhooks};
 use baton_content::ContentStore;
 use baton_proto::temporal::{TaskWorkflow, task_workflow};
-use baton_proto::{PushConfig, PushDelivery, TaskState, TaskView};
+use baton_proto::{PushConfig, PushDelivery, TaskView};
 use futures::stream::BoxStream;
 use temporalio_client::errors::WorkflowInteractionError;
 use temporalio_client::{Client, WorkflowCancelOptions, WorkflowExecuteUpdateOptions};
