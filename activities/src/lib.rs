@@ -366,7 +366,12 @@ impl BatonActivities {
         _ctx: ActivityContext,
         input: RemoteReplyIn,
     ) -> Result<RemoteReplyOut, ActivityError> {
-        reply::send_reply(&*self.agent(&input.task.agent)?, &input).await
+        reply::send_reply(
+            &*self.agent(&input.task.agent)?,
+            &self.content.store,
+            &input,
+        )
+        .await
     }
 
     /// Pushes one change of a task to a participant's webhook.

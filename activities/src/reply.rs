@@ -1,20 +1,25 @@
 //! `send_remote_reply`: an answer to a sub-task's question, as a message on the same remote task
 //! and context. Sending is retried, and a message is not idempotent on every agent, so each
 //! attempt reads the task first: one whose history already holds the answer's `messageId` got
-//! it from an earlier attempt and is not sent it again.
+//! it from an earlier attempt and is not sent it again. Files go with the answer as they go with
+//! a brief: each one the agent's card takes, or the answer is refused with the reason.
 
 use a2a::{Message, Part, Role, SendMessageResponse, Task};
 use baton_a2a::snapshot::of_task;
 use baton_a2a::{AgentError, RemoteAgent};
+use baton_content::ContentStore;
 use baton_core::display::one_line;
 use baton_proto::{RemoteReplyIn, RemoteReplyOut, RemoteSnapshot, TaskState};
 use temporalio_sdk::activities::ActivityError;
+
+use crate::brief_files::{NotSent, brief_parts};
 
 /// How many of the task's latest messages are read for an earlier attempt's answer.
 const HISTORY_READ: i32 = 50;
 
 pub async fn send_reply(
     agent: &RemoteAgent,
+    store: &ContentStore,
     input: &RemoteReplyIn,
 ) -> Result<RemoteReplyOut, ActivityError> {
     let task_id = &input.task.remote_task_id;
@@ -36,7 +41,16 @@ pub async fn send_reply(
             ),
         });
     }
-    match agent.send_message(reply_message(&task, input)).await {
+    let files = match brief_parts(agent, store, &input.attachments).await {
+        Ok(files) => files,
+        Err(NotSent::Refused(reason)) => return Ok(RemoteReplyOut::Refused { reason }),
+        Err(NotSent::StoreDown(why)) => {
+            return Err(ActivityError::from(anyhow::anyhow!(
+                "the files of the answer cannot be read now: {why}"
+            )));
+        }
+    };
+    match agent.send_message(reply_message(&task, input, files)).await {
         Ok(SendMessageResponse::Task(task)) => Ok(RemoteReplyOut::Sent {
             task: of_task(&task),
         }),
@@ -53,14 +67,17 @@ pub async fn send_reply(
     }
 }
 
-/// The answer on `task`, in the task's own context (an agent may not infer it from the task).
-fn reply_message(task: &Task, input: &RemoteReplyIn) -> Message {
+/// The answer on `task`, in the task's own context (an agent may not infer it from the task):
+/// its text, then `files`.
+fn reply_message(task: &Task, input: &RemoteReplyIn, files: Vec<Part>) -> Message {
     Message {
         message_id: input.message_id.clone(),
         context_id: Some(task.context_id.clone()).filter(|id| !id.is_empty()),
         task_id: Some(task.id.clone()),
         role: Role::User,
-        parts: vec![Part::text(input.text.clone())],
+        parts: std::iter::once(Part::text(input.text.clone()))
+            .chain(files)
+            .collect(),
         metadata: None,
         extensions: None,
         reference_task_ids: None,
@@ -112,6 +129,7 @@ mod tests {
             },
             message_id: "m-reply".into(),
             text: "the savings account".into(),
+            attachments: Vec::new(),
         }
     }
 
@@ -131,7 +149,7 @@ mod tests {
 
     #[test]
     fn the_answer_names_the_task_and_its_context() {
-        let message = reply_message(&task(json!([])), &input());
+        let message = reply_message(&task(json!([])), &input(), vec![Part::text("more")]);
         let wire = serde_json::to_value(&message).unwrap();
         assert_eq!(
             wire,
@@ -140,7 +158,7 @@ mod tests {
                 "contextId": "c-1",
                 "taskId": "r-1",
                 "role": "ROLE_USER",
-                "parts": [{"text": "the savings account"}]
+                "parts": [{"text": "the savings account"}, {"text": "more"}]
             })
         );
     }

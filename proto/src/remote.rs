@@ -159,6 +159,9 @@ pub struct SubTaskReply {
     pub message_id: String,
     /// The answer.
     pub text: String,
+    /// Files the parent holds, sent with the answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
 }
 
 /// The `remote_push` update the push receiver sends a stand-in. It only wakes the stand-in.
@@ -305,6 +308,9 @@ pub struct RemoteReplyIn {
     pub message_id: String,
     /// The answer.
     pub text: String,
+    /// Files the task holds, sent with the answer as file and data parts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
 }
 
 /// What `send_remote_reply` reports. The agent's refusal is an outcome, not an activity

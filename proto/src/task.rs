@@ -770,6 +770,9 @@ pub struct ForwardedReply {
     pub stand_in_id: String,
     /// The answer.
     pub text: String,
+    /// The files and data the participant's answer carried.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
 }
 
 /// What a `TaskWorkflow` is started with: a [`TaskInput`], or the reason the JSON it was given

@@ -212,7 +212,7 @@ pub fn spawn_subtask_schema() -> Value {
             },
             "attachments": {
                 "default": [],
-                "description": "Names of files this task holds (a participant's, or a sub-task's), sent with the brief. The agent must take their types.",
+                "description": "Names of files this task holds (a participant's, a tool's or a sub-task's), sent with the brief. The agent must take their types.",
                 "items": { "type": "string" },
                 "type": "array"
             },

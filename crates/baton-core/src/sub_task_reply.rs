@@ -35,6 +35,8 @@ pub const AWAITING_AUTHORISATION: &str = "awaiting-sub-task-authorisation";
 struct ReplyArgs {
     sub_task: String,
     text: String,
+    #[serde(default)]
+    attachments: Vec<String>,
 }
 
 /// A validated answer for the sub-task whose stand-in is `stand_in_id`.
@@ -44,6 +46,8 @@ pub struct ReplyRequest {
     pub stand_in_id: String,
     /// The answer.
     pub text: String,
+    /// Names of files the task holds, sent with the answer.
+    pub attachments: Vec<String>,
 }
 
 /// Who answers: the model may answer a question, a participant also an authorisation request.
@@ -74,6 +78,7 @@ pub fn validate_reply(arguments: &str, rows: &[SubTaskRow]) -> Result<ReplyReque
     Ok(ReplyRequest {
         stand_in_id: row.stand_in_id.clone(),
         text: args.text,
+        attachments: args.attachments,
     })
 }
 
@@ -189,6 +194,12 @@ pub fn reply_to_subtask_schema() -> Value {
     json!({
         "additionalProperties": false,
         "properties": {
+            "attachments": {
+                "default": [],
+                "description": "Names of files this task holds (a participant's, a tool's or a sub-task's), sent with the answer. The agent must take their types.",
+                "items": { "type": "string" },
+                "type": "array"
+            },
             "sub_task": {
                 "description": "The id of a sub-task that is INPUT_REQUIRED, as listed under sub-tasks.",
                 "type": "string"
@@ -267,8 +278,15 @@ mod tests {
             validate_reply(&args("t.1", "the savings account"), &rows()),
             Ok(ReplyRequest {
                 stand_in_id: "t.1".into(),
-                text: "the savings account".into()
+                text: "the savings account".into(),
+                attachments: Vec::new(),
             })
+        );
+        let with_file =
+            json!({"sub_task": "t.1", "text": "these", "attachments": ["march.csv"]}).to_string();
+        assert_eq!(
+            validate_reply(&with_file, &rows()).map(|request| request.attachments),
+            Ok(vec!["march.csv".to_string()])
         );
     }
 

@@ -389,6 +389,7 @@ fn forwarded() -> ForwardedReply {
     ForwardedReply {
         stand_in_id: "books-1.1".into(),
         text: "The savings account.".into(),
+        attachments: vec![attachment()],
     }
 }
 
@@ -442,6 +443,7 @@ fn reply() -> SubTaskReply {
     SubTaskReply {
         message_id: "0c4f2d8e".into(),
         text: "The savings account.".into(),
+        attachments: vec![attachment()],
     }
 }
 
@@ -536,6 +538,7 @@ fn reply_in() -> RemoteReplyIn {
         task: remote_task(),
         message_id: "0c4f2d8e".into(),
         text: "The savings account.".into(),
+        attachments: vec![attachment()],
     }
 }
 

@@ -32,7 +32,8 @@ async fn the_tools_answer_fail_and_time_out(servers: &McpServers) {
             ("cancel_order", false),
             ("slow_lookup", true),
             ("big", true),
-            ("shout", true)
+            ("shout", true),
+            ("order_files", true)
         ]
     );
     let found = servers
@@ -154,7 +155,7 @@ async fn a_restarted_http_server_is_reached_again_with_the_tools_listed_at_start
         }
     }
     assert_eq!(answer.expect("an answer after the restart").text, "AGAIN");
-    assert_eq!(servers.tools().len(), 6);
+    assert_eq!(servers.tools().len(), 7);
     servers.close().await;
 }
 
@@ -163,13 +164,30 @@ async fn the_example_s_orders_server_answers_from_orders_json() {
     let servers = McpServers::connect(&[example_orders_spec()])
         .await
         .expect("connected");
-    assert_eq!(tool_names(&servers), [("get_order", true)]);
+    assert_eq!(
+        tool_names(&servers),
+        [("get_order", true), ("order_csv", true)]
+    );
     let order = servers
         .call("get_order", arguments(json!({"order": "1042"})))
         .await
         .expect("an answer");
     assert!(!order.is_error, "{}", order.text);
     assert!(order.text.contains("1042"), "{}", order.text);
+    assert!(order.files.is_empty());
+    let csv = servers
+        .call("order_csv", arguments(json!({"order": "1042"})))
+        .await
+        .expect("an answer");
+    assert!(!csv.is_error, "{}", csv.text);
+    assert_eq!(csv.files.len(), 1, "{}", csv.text);
+    assert_eq!(csv.files[0].name.as_deref(), Some("order-1042.csv"));
+    assert_eq!(csv.files[0].media_type, "text/csv");
+    assert_eq!(
+        String::from_utf8(csv.files[0].bytes.clone()).unwrap(),
+        "order,customer,items,total,status\n\
+         1042,Grace Hopper,1 × walnut desk lamp,€129.00,\"shipped on 2026-11-24, due 2026-11-27\"\n"
+    );
     let missing = servers
         .call("get_order", arguments(json!({"order": "9999"})))
         .await
@@ -185,7 +203,10 @@ async fn the_example_s_orders_server_answers_over_streamable_http_too() {
     let servers = McpServers::connect(&[server.spec()])
         .await
         .expect("connected");
-    assert_eq!(tool_names(&servers), [("get_order", true)]);
+    assert_eq!(
+        tool_names(&servers),
+        [("get_order", true), ("order_csv", true)]
+    );
     let order = servers
         .call("get_order", arguments(json!({"order": "1043"})))
         .await
@@ -215,7 +236,7 @@ async fn servers_that_cannot_be_honoured_stop_the_worker_naming_the_entry() {
     spec.tools = Some(vec!["void_order".into()]);
     let error = McpServers::connect(&[spec]).await.err().expect("refused");
     assert!(
-        error.starts_with("mcp[0] (test): the server lists no tool void_order (it lists: get_order, refund, cancel_order, slow_lookup, big, shout)"),
+        error.starts_with("mcp[0] (test): the server lists no tool void_order (it lists: get_order, refund, cancel_order, slow_lookup, big, shout, order_files)"),
         "{error}"
     );
 

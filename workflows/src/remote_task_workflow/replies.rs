@@ -26,6 +26,7 @@ pub(super) async fn send_reply(ctx: &mut WorkflowContext<RemoteTaskWorkflow>, re
             task: s.task_in(&stand_in_id),
             message_id: reply.message_id,
             text: reply.text,
+            attachments: reply.attachments,
         }
     });
     let summary = format!(

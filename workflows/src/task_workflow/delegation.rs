@@ -5,7 +5,7 @@ use baton_activities::BatonActivities;
 use baton_core::brief::{brief_envelope, brief_text};
 use baton_core::deadline::{deadline_at_ms, within_task_deadline};
 use baton_core::derived_id::delegation_ids;
-use baton_core::spawn_subtask::{SpawnRequest, ToolError};
+use baton_core::spawn_subtask::{SpawnRequest, ToolError, pick_attachments};
 use baton_core::sub_task_reply::{
     AWAITING_AUTHORISATION, SUB_TASK_NOT_WAITING, authorisation_request, replied_content,
     validate_reply,
@@ -116,15 +116,21 @@ pub(super) async fn answer_sub_task(
     ctx: &mut WorkflowContext<TaskWorkflow>,
     call: &ToolCallRecord,
 ) -> String {
-    let request = match ctx.state(|s| validate_reply(&call.arguments, &s.durable.sub_tasks)) {
-        Ok(request) => request,
+    let request = ctx.state(|s| {
+        validate_reply(&call.arguments, &s.durable.sub_tasks).and_then(|request| {
+            pick_attachments(&request.attachments, &s.held_attachments())
+                .map(|files| (request, files))
+        })
+    });
+    let (request, files) = match request {
+        Ok(picked) => picked,
         Err(error) => return tool_error_content(&error),
     };
     let now = ctx.workflow_time();
     let Some(row) = ctx.state_mut(|s| s.mark_row_answered(now, &request.stand_in_id)) else {
         unreachable!("validate_reply found the row");
     };
-    if send_answer(ctx, &request.stand_in_id, request.text).await {
+    if send_answer(ctx, &request.stand_in_id, request.text, files).await {
         return replied_content(&row);
     }
     tool_error_content(&ToolError {
@@ -138,15 +144,17 @@ pub(super) async fn answer_sub_task(
     })
 }
 
-/// Signals `text` to the stand-in `stand_in_id` as the next answer. False when the stand-in has
-/// ended, and with it the sub-task: its end reaches the parent as a `child_done`.
+/// Signals `text`, with `files`, to the stand-in `stand_in_id` as the next answer. False when
+/// the stand-in has ended, and with it the sub-task: its end reaches the parent as a
+/// `child_done`.
 pub(super) async fn send_answer(
     ctx: &mut WorkflowContext<TaskWorkflow>,
     stand_in_id: &str,
     text: String,
+    files: Vec<Attachment>,
 ) -> bool {
     let first_run_id = ctx.info().first_execution_run_id().to_string();
-    let reply = ctx.state_mut(|s| s.next_reply(&first_run_id, stand_in_id, text));
+    let reply = ctx.state_mut(|s| s.next_reply(&first_run_id, stand_in_id, text, files));
     ctx.external_workflow(stand_in_id.to_string(), None)
         .signal(
             RemoteTaskWorkflow::reply,
@@ -192,7 +200,7 @@ pub(super) async fn wait_for_sub_tasks(ctx: &mut WorkflowContext<TaskWorkflow>) 
 pub(super) async fn forward_participant_answers(ctx: &mut WorkflowContext<TaskWorkflow>) {
     let answers = ctx.state_mut(|s| std::mem::take(&mut s.durable.replies_out));
     for answer in answers {
-        if !send_answer(ctx, &answer.stand_in_id, answer.text).await {
+        if !send_answer(ctx, &answer.stand_in_id, answer.text, answer.attachments).await {
             ctx.state_mut(|s| {
                 let note = format!(
                     "A participant's answer to sub-task {} was not sent: the sub-task has ended",

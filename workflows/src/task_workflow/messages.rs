@@ -6,8 +6,8 @@ use baton_core::sub_task_reply::{Answerer, answerable, mark_answered, participan
 use baton_core::sub_tasks::{AWAITING_ANSWER, AWAITING_NEXT_MESSAGE};
 use baton_proto::temporal::memo::LISTED_TASK;
 use baton_proto::{
-    ForwardedReply, HistoryItem, InboxMessage, InboxReceipt, MessageRole, PushConfig, Refusal,
-    RefusalCode, Source, SubTaskReply, SubTaskRow, TaskEvent, TaskMessage, TaskState,
+    Attachment, ForwardedReply, HistoryItem, InboxMessage, InboxReceipt, MessageRole, PushConfig,
+    Refusal, RefusalCode, Source, SubTaskReply, SubTaskRow, TaskEvent, TaskMessage, TaskState,
 };
 use temporalio_sdk::{CancellableFuture, SyncWorkflowContext, WorkflowContext};
 use temporalio_workflow::select;
@@ -118,6 +118,7 @@ impl TaskWorkflow {
         self.durable.replies_out.push(ForwardedReply {
             stand_in_id: stand_in_id.to_string(),
             text: message.text.clone(),
+            attachments: message.attachments.clone(),
         });
     }
 
@@ -146,11 +147,13 @@ impl TaskWorkflow {
         first_run_id: &str,
         stand_in_id: &str,
         text: String,
+        attachments: Vec<Attachment>,
     ) -> SubTaskReply {
         self.durable.replies_sent += 1;
         SubTaskReply {
             message_id: reply_message_id(first_run_id, stand_in_id, self.durable.replies_sent),
             text,
+            attachments,
         }
     }
 

@@ -633,3 +633,76 @@ async fn files_cross_two_batons_to_an_sdk_agent_and_its_files_come_back_whole() 
         }
     }
 }
+
+/// A file the task holds goes with the model's answer to a sub-task's question
+/// (`reply_to_subtask`'s `attachments`), byte for byte, on the same remote task.
+#[tokio::test]
+async fn a_file_goes_with_the_answer_to_a_sub_tasks_question() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "park", "--input-mode", "text/csv"]).await;
+    let model = FakeModel::responding(|request| {
+        let text = all_text(request);
+        if text.contains("is COMPLETED") {
+            return reply("The agent has the accounts.");
+        }
+        if text.contains("answer sent to sub-task") {
+            return reply("Waiting for the agent.");
+        }
+        if let Some(asked) = text.find("is INPUT_REQUIRED") {
+            let id = stand_in_named(&text[..asked]);
+            return call(
+                "reply_to_subtask",
+                json!({"sub_task": id, "text": "These accounts.", "attachments": ["orders.csv"]}),
+            );
+        }
+        if text.contains(r#""role":"tool""#) {
+            return reply("Waiting.");
+        }
+        call(
+            "spawn_subtask",
+            json!({"name": "accounts", "goal": "Close the accounts.", "agent": "parker"}),
+        )
+    })
+    .await;
+    let content = tempfile::tempdir().unwrap();
+    let mut config = WorkerConfig::new(&temporal, &model.base_url())
+        .with_push_receiver()
+        .agent("parker", &peer.url(), "");
+    config.content = vec![format!("directory = {:?}", content.path())];
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let csv_dir = tempfile::tempdir().unwrap();
+    let csv_path = csv_dir.path().join("orders.csv");
+    std::fs::write(&csv_path, CSV).unwrap();
+    let alice = SdkClient::new(&url, "JSONRPC", "alice");
+    let sent = alice
+        .call(
+            "send",
+            &[
+                "--text",
+                "Close these accounts.",
+                "--file",
+                &format!("{}=text/csv", csv_path.display()),
+            ],
+        )
+        .await
+        .ok();
+    assert_eq!(
+        sent[0]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{sent:?}"
+    );
+    let stats = peer.stats().await;
+    let messages = stats["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2, "the brief and the answer: {stats}");
+    assert!(messages[0].get("files").is_none(), "{stats}");
+    assert_eq!(messages[1]["text"], "These accounts.");
+    let file = &messages[1]["files"][0];
+    assert_eq!(file["raw"], BASE64.encode(CSV), "{file}");
+    assert_eq!(file["filename"], "orders.csv");
+}
+
+/// The stand-in id the last `(id <id>,` before `text`'s end names.
+fn stand_in_named(text: &str) -> String {
+    let start = text.rfind("(id ").expect("a sub-task id") + 4;
+    text[start..].split([',', ' ']).next().unwrap().to_string()
+}
