@@ -13,6 +13,7 @@ pub mod otlp_receiver;
 mod python_peer;
 pub mod s3_server;
 pub mod sdk_client;
+pub mod tcp_gate;
 pub mod tls_front;
 pub mod wait;
 pub mod workflow_harness;

@@ -82,12 +82,12 @@ impl std::fmt::Debug for S3Keys {
 pub enum ContentError {
     /// The store did not answer, or refused, within the call's bound: worth asking again later.
     #[error(
-        "the content store ({place}) did not take the call within {secs}s: {reason}; check that it is up and that Baton's credentials for it are valid"
+        "the content store ({place}) did not take the call (tried for up to {secs}s): {reason}; check that it is up and that Baton's credentials for it are valid"
     )]
     Unavailable {
         /// The store.
         place: String,
-        /// How long the call tried.
+        /// The longest the call may try, retries included.
         secs: u64,
         /// What the store or the network said.
         reason: String,

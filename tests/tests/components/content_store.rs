@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use baton_content::{ContentError, ContentStore, S3Keys, S3Location, digest_of};
 use baton_tests::s3_server::{S3Server, TEST_KEY_ID, TEST_SECRET};
+use baton_tests::tcp_gate::TcpGate;
 use bytes::Bytes;
 
 fn location(server: &S3Server) -> S3Location {
@@ -76,4 +77,27 @@ async fn a_store_that_is_down_fails_within_its_bound_naming_itself_and_serves_on
     server.create_bucket("baton-content").await;
     let content = store.put(csv.clone()).await.unwrap();
     assert_eq!(store.get(&content).await.unwrap(), csv);
+}
+
+#[tokio::test]
+async fn a_store_cut_off_is_retried_and_serves_once_reachable_again() {
+    let server = S3Server::start().await;
+    server.create_bucket("baton-content").await;
+    let gate = TcpGate::start(&format!("127.0.0.1:{}", server.port)).await;
+    let location = S3Location {
+        endpoint: Some(gate.url()),
+        ..location(&server)
+    };
+    let store = ContentStore::s3(&location, Duration::from_secs(2)).unwrap();
+    gate.set_closed(true);
+    let csv = Bytes::from_static(b"month,total\nMarch,1200\n");
+    assert!(store.put(csv.clone()).await.unwrap_err().is_retryable());
+    gate.set_closed(false);
+    let content = tokio::time::timeout(Duration::from_secs(10), store.put(csv.clone()))
+        .await
+        .expect("a put once the store answers again")
+        .unwrap();
+    assert_eq!(store.get(&content).await.unwrap(), csv);
+    // Kept before: found, not written again.
+    assert_eq!(store.put(csv.clone()).await.unwrap(), content);
 }

@@ -1,14 +1,20 @@
-//! Files and data through the gateway: what the official a2a-sdk client sends is kept in the
-//! content store, the model sees it (an image as an image, a CSV and data inline), GetTask gives
-//! it back byte for byte, and workflow history holds references only.
+//! Files and data end to end: what the official a2a-sdk client sends is kept in the content
+//! store, the model sees it (an image as an image, a CSV and data inline), GetTask gives it back
+//! byte for byte, and workflow history holds references only; files a tool or a sub-task makes
+//! reach the caller, files go with briefs and answers, across two Batons, and a store that is
+//! down loses nothing.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, history_text};
 use baton_tests::fake_model::{FakeModel, call, reply};
+use baton_tests::s3_server::{S3Server, TEST_KEY_ID, TEST_SECRET};
 use baton_tests::sdk_client::SdkClient;
+use baton_tests::tcp_gate::TcpGate;
+use baton_tests::wait::poll_until;
 use baton_tests::{PythonPeer, venv_program, workspace};
 use serde_json::json;
 
@@ -705,4 +711,146 @@ async fn a_file_goes_with_the_answer_to_a_sub_tasks_question() {
 fn stand_in_named(text: &str) -> String {
     let start = text.rfind("(id ").expect("a sub-task id") + 4;
     text[start..].split([',', ' ']).next().unwrap().to_string()
+}
+
+/// The content store down (an S3-compatible server, moto, behind a gate that refuses and cuts
+/// connections):
+/// a message with a file is refused as retryable and nothing starts; sent again once the store
+/// is back, it is taken whole. A sub-task that ends with files while the store is down keeps
+/// trying to collect them, and once the store is back its files reach the caller whole.
+#[tokio::test]
+async fn a_store_that_is_down_loses_nothing_and_is_caught_up_with_once_back() {
+    let temporal = TestTemporal::start().await;
+    let s3 = S3Server::start().await;
+    s3.create_bucket("baton-content").await;
+    let store = TcpGate::start(&format!("127.0.0.1:{}", s3.port)).await;
+    let hold = tempfile::tempdir().unwrap();
+    let hold_file = hold.path().join("go");
+    let peer = PythonPeer::start(&[
+        "--behaviour",
+        "files",
+        "--hold-file",
+        &hold_file.display().to_string(),
+    ])
+    .await;
+    let model = FakeModel::responding(|request| {
+        let text = all_text(request);
+        if text.contains("Sub-task ") && text.contains("is COMPLETED") {
+            return reply("The report is attached.");
+        }
+        if text.contains(r#""role":"tool""#) {
+            return reply("Waiting for the report.");
+        }
+        if text.contains("consult@") {
+            let agent = consulted_agent(&text);
+            return call(
+                "spawn_subtask",
+                json!({"name": "report", "goal": "the March report", "agent": agent}),
+            );
+        }
+        reply("Read it.")
+    })
+    .await;
+    let mut config = WorkerConfig::new(&temporal, &model.base_url())
+        .with_push_receiver()
+        .agent("reporter", &peer.url(), "");
+    config.content = vec![
+        r#"store = "s3""#.to_string(),
+        r#"bucket = "baton-content""#.to_string(),
+        format!("endpoint = {:?}", store.url()),
+        r#"retry_for = "2s""#.to_string(),
+    ];
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start_with_env(
+        baton(),
+        &config.render(),
+        &[
+            ("AWS_ACCESS_KEY_ID", TEST_KEY_ID),
+            ("AWS_SECRET_ACCESS_KEY", TEST_SECRET),
+        ],
+    )
+    .await;
+    let csv_dir = tempfile::tempdir().unwrap();
+    let csv_path = csv_dir.path().join("orders.csv");
+    std::fs::write(&csv_path, CSV).unwrap();
+    let csv_arg = format!("{}=text/csv", csv_path.display());
+    let alice = SdkClient::new(&url, "JSONRPC", "alice");
+
+    // Down: refused, retryable, naming the store; nothing runs.
+    store.set_closed(true);
+    let refused = alice
+        .call(
+            "send",
+            &[
+                "--text",
+                "Read this.",
+                "--file",
+                &csv_arg,
+                "--message-id",
+                "m-1",
+            ],
+        )
+        .await;
+    assert!(
+        refused.message().contains("cannot be stored now")
+            && refused.message().contains("s3://baton-content"),
+        "{}",
+        refused.message()
+    );
+    assert!(store.refused() > 0);
+    assert!(model.requests().is_empty(), "nothing ran");
+
+    // Back: the same message is taken whole.
+    store.set_closed(false);
+    let sent = alice
+        .call(
+            "send",
+            &[
+                "--text",
+                "Read this.",
+                "--file",
+                &csv_arg,
+                "--message-id",
+                "m-1",
+            ],
+        )
+        .await
+        .ok();
+    assert_eq!(
+        sent[0]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{sent:?}"
+    );
+    assert!(all_text(&model.requests()[0]).contains("1234,99.50"));
+
+    // A sub-task ends with files while the store is down: collected once it is back.
+    let asked = tokio::spawn({
+        let alice = SdkClient::new(&url, "JSONRPC", "alice");
+        async move {
+            alice
+                .call("send", &["--text", "consult@reporter"])
+                .await
+                .ok()
+        }
+    });
+    peer.wait_for("the brief", |stats| {
+        stats["messages"].as_array().is_some_and(|m| !m.is_empty())
+    })
+    .await;
+    store.set_closed(true);
+    let refused_before = store.refused();
+    std::fs::write(&hold_file, b"").unwrap();
+    poll_until(
+        "the collection to find the store down",
+        Duration::from_secs(60),
+        || async { (store.refused() > refused_before).then_some(()) },
+    )
+    .await;
+    store.set_closed(false);
+    let sent = asked.await.unwrap();
+    let task = &sent[0]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
+    let artifacts = task["artifacts"].as_array().unwrap();
+    assert_eq!(artifacts.len(), 4, "{artifacts:?}");
+    assert_eq!(artifacts[1]["parts"][0]["raw"], BASE64.encode(PEER_CSV));
+    assert_eq!(artifacts[2]["parts"][0]["raw"], BASE64.encode(peer_png()));
 }
