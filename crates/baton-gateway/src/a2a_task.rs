@@ -2,6 +2,7 @@
 //! and the event log as `StreamResponse` events.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use a2a::{
     Artifact, Message, Part, PartContent, Role, StreamResponse, Task, TaskArtifactUpdateEvent,
@@ -37,6 +38,10 @@ pub struct Reader {
     pub task_extension: bool,
 }
 
+/// The longest a rendering of a task (GetTask, a stream's artifacts) waits for the bytes of its
+/// files: past it, those not yet read are named instead of sent.
+pub const READ_FOR_RENDERING: Duration = Duration::from_secs(5);
+
 /// The bytes of stored attachments, by digest, read for one rendering of a task.
 #[derive(Debug, Default)]
 pub struct Contents(HashMap<String, Bytes>);
@@ -54,18 +59,31 @@ impl Contents {
 
     /// The bytes of `attachments` of task `task_id` that `store` holds. One that cannot be read
     /// now is left out (the rendering names it instead), so a store that is down never keeps a
-    /// caller from its task.
+    /// caller from its task: reading stops at the first sign that the store is down, and all of
+    /// it takes at most [`READ_FOR_RENDERING`].
     pub async fn read<'a>(
         store: &ContentStore,
         task_id: &str,
         attachments: impl Iterator<Item = &'a Attachment>,
     ) -> Contents {
+        let deadline = tokio::time::Instant::now() + READ_FOR_RENDERING;
         let mut contents = Contents::none();
         for content in attachments.filter_map(|attachment| attachment.content.as_ref()) {
-            match store.get(content).await {
-                Ok(bytes) => contents.insert(content.digest.clone(), bytes),
-                Err(error) => {
+            if contents.0.contains_key(&content.digest) {
+                continue;
+            }
+            match tokio::time::timeout_at(deadline, store.get(content)).await {
+                Ok(Ok(bytes)) => contents.insert(content.digest.clone(), bytes),
+                Ok(Err(error)) if !error.is_retryable() => {
                     tracing::warn!(task = %task_id, "a file of the task is left out of its rendering: {error}");
+                }
+                Ok(Err(error)) => {
+                    tracing::warn!(task = %task_id, "the task's files are left out of its rendering: {error}");
+                    break;
+                }
+                Err(_) => {
+                    tracing::warn!(task = %task_id, "the task's files are left out of its rendering: the content store ({}) gave them not within {}s", store.place(), READ_FOR_RENDERING.as_secs());
+                    break;
                 }
             }
         }
@@ -357,14 +375,18 @@ fn message_of(task_id: &str, context_id: &str, message: &TaskMessage) -> Message
     message_with(task_id, context_id, message, &Contents::none())
 }
 
-/// `message` as A2A says it: its text, then each attachment as a file or data part.
+/// `message` as A2A says it: its text (unless it has none and carries files), then each
+/// attachment as a file or data part.
 fn message_with(
     task_id: &str,
     context_id: &str,
     message: &TaskMessage,
     contents: &Contents,
 ) -> Message {
-    let parts = std::iter::once(Part::text(message.text.clone()))
+    let files_alone = message.text.is_empty() && !message.attachments.is_empty();
+    let parts = (!files_alone)
+        .then(|| Part::text(message.text.clone()))
+        .into_iter()
         .chain(
             message
                 .attachments
@@ -574,6 +596,60 @@ mod tests {
             &Contents::none(),
         );
         assert_eq!(task.artifacts, None);
+    }
+
+    #[test]
+    fn a_message_of_files_alone_has_no_empty_text_part() {
+        let view = completed_view();
+        let files_alone = TaskMessage {
+            message_id: "m-1".into(),
+            role: MessageRole::User,
+            text: String::new(),
+            attachments: vec![view.tool_files[0].attachment.clone()],
+        };
+        let message = message_with("t-1", "c-1", &files_alone, &Contents::none());
+        assert_eq!(message.parts.len(), 1);
+        assert!(
+            matches!(message.parts[0].content, PartContent::Text(ref t) if t.starts_with("[file 1"))
+        );
+        let empty = TaskMessage {
+            attachments: Vec::new(),
+            ..files_alone
+        };
+        let message = message_with("t-1", "c-1", &empty, &Contents::none());
+        assert_eq!(message.parts, vec![Part::text("")]);
+    }
+
+    /// A store that takes connections and never answers: a rendering gives up on its files
+    /// within its bound, not the store's minute of retries per file.
+    #[tokio::test(start_paused = true)]
+    async fn a_rendering_waits_for_a_silent_store_at_most_its_bound() {
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let location = baton_content::S3Location {
+            bucket: "b".into(),
+            prefix: "p".into(),
+            region: "us-east-1".into(),
+            endpoint: Some(format!("http://{}", silent.local_addr().unwrap())),
+            keys: Some(baton_content::S3Keys {
+                id: "k".into(),
+                secret: "s".into(),
+            }),
+        };
+        let store = ContentStore::s3(&location, Duration::from_secs(60)).unwrap();
+        let files: Vec<Attachment> = (0..3)
+            .map(|n| Attachment {
+                content: Some(ContentRef {
+                    digest: format!("sha256:{n:064}"),
+                    size: 1,
+                }),
+                ..completed_view().tool_files[0].attachment.clone()
+            })
+            .collect();
+        let started = tokio::time::Instant::now();
+        let contents = Contents::read(&store, "t-1", files.iter()).await;
+        assert!(contents.0.is_empty());
+        assert!(started.elapsed() <= READ_FOR_RENDERING + Duration::from_secs(1));
+        drop(silent);
     }
 
     #[test]
