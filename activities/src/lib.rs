@@ -88,6 +88,8 @@ pub struct BatonActivities {
     model_retry_for: Duration,
     /// `model.context_budget`: the most tokens one turn sends.
     context_budget: usize,
+    /// `model.images`: whether image files go to the model as images.
+    model_reads_images: bool,
     /// The static prefix of each task's model turns.
     prefixes: Arc<Prefixes>,
     /// The `[[mcp]]` servers whose tools the prefix offers.
@@ -135,6 +137,7 @@ impl BatonActivities {
             default_model: model_settings.model.clone(),
             model_retry_for: model_settings.retry_for,
             context_budget: model_settings.context_budget,
+            model_reads_images: model_settings.images,
             prefixes: Arc::new(prefixes),
             mcp: Arc::new(McpServers::none()),
             push_base: push_base.clone(),
@@ -482,7 +485,7 @@ impl BatonActivities {
             &self.content.store,
             &self.default_model,
             &prefix,
-            self.context_budget,
+            (self.context_budget, self.model_reads_images),
             input,
         );
         let turn = heartbeating(&ctx, turn).await?;

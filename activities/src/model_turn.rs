@@ -80,12 +80,13 @@ impl StaticPrefix {
 /// pass `budget_tokens`, the oldest history items are left out (`InvokeModelOut::cut`) and the
 /// model reads a marker in their place. The files and data of the history are read from
 /// `content`; a store that does not answer fails the turn as retryable, like a model outage.
+/// Images go to the model as images only when it `reads_images` (`model.images`).
 pub async fn invoke(
     model: &dyn ModelProvider,
     content: &ContentStore,
     default_model: &str,
     prefix: &StaticPrefix,
-    budget_tokens: usize,
+    (budget_tokens, reads_images): (usize, bool),
     input: InvokeModelIn,
 ) -> Result<InvokeModelOut, ModelError> {
     let tools = prefix.tools.clone();
@@ -105,6 +106,7 @@ pub async fn invoke(
         system: prefix.text.clone(),
         messages: messages(
             content,
+            reads_images,
             &input.task_section,
             left_out,
             &input.history[cut..],
@@ -225,6 +227,7 @@ const MODEL_RETRYING: &str = "provider.retrying";
 /// the history; anything an agent wrote is framed as untrusted.
 async fn messages(
     content: &ContentStore,
+    reads_images: bool,
     task_section: &str,
     left_out: u32,
     history: &[HistoryItem],
@@ -239,7 +242,7 @@ async fn messages(
                 text,
                 source,
                 attachments,
-            } => user_message(content, text, *source, attachments).await?,
+            } => user_message(content, reads_images, text, *source, attachments).await?,
             HistoryItem::Assistant { text, tool_calls } => ChatMessage::Assistant {
                 content: text.clone(),
                 tool_calls: tool_calls
@@ -271,11 +274,13 @@ fn text_message(content: String) -> ChatMessage {
     }
 }
 
-/// A user-side message with its attachments: each one's heading, then an image as an image,
-/// text-like content inline, anything else by the heading alone. An attachment whose bytes are
-/// gone or damaged is named with the reason, so the model can say what it could not read.
+/// A user-side message with its attachments: each one's heading, then an image as an image
+/// (when the model `reads_images`), text-like content inline, anything else by the heading
+/// alone. An attachment whose bytes are gone or damaged is named with the reason, so the model
+/// can say what it could not read.
 async fn user_message(
     content: &ContentStore,
+    reads_images: bool,
     text: &str,
     source: Source,
     attachments: &[Attachment],
@@ -285,7 +290,13 @@ async fn user_message(
     for (index, attachment) in attachments.iter().enumerate() {
         shown.push_str("\n\n");
         shown.push_str(&heading(attachment, index));
-        let view = model_view(attachment);
+        let view = match model_view(attachment) {
+            ModelView::Image if !reads_images => {
+                shown.push_str("\n[an image, not shown: this model reads no images]");
+                continue;
+            }
+            view => view,
+        };
         let (ModelView::Image | ModelView::Inline, Some(stored)) = (view, &attachment.content)
         else {
             continue;
@@ -369,7 +380,7 @@ mod tests {
             ),
         ];
         let ChatMessage::User { content, images } =
-            user_message(&store, "Look.", Source::Participant, &attachments)
+            user_message(&store, true, "Look.", Source::Participant, &attachments)
                 .await
                 .unwrap()
         else {
@@ -391,6 +402,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_model_that_reads_no_images_gets_an_image_by_its_heading() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ContentStore::directory(dir.path()).unwrap();
+        let png = store.put(Bytes::from_static(b"\x89PNG")).await.unwrap();
+        let ChatMessage::User { content, images } = user_message(
+            &store,
+            false,
+            "Look.",
+            Source::Participant,
+            &[file("q1.png", "image/png", png)],
+        )
+        .await
+        .unwrap() else {
+            panic!("a user message");
+        };
+        assert!(images.is_empty());
+        assert_eq!(
+            content,
+            "Look.\n\n[file 1: q1.png, image/png, 4 B]\n[an image, not shown: this model reads no images]"
+        );
+    }
+
+    #[tokio::test]
     async fn an_agents_files_stay_inside_its_untrusted_frame() {
         let dir = tempfile::tempdir().unwrap();
         let store = ContentStore::directory(dir.path()).unwrap();
@@ -400,6 +434,7 @@ mod tests {
             .unwrap();
         let ChatMessage::User { content, .. } = user_message(
             &store,
+            true,
             "Sub-task done.",
             Source::Agent,
             &[file("out.csv", "text/csv", csv)],

@@ -31,14 +31,19 @@ pub struct ModelSettings {
     /// The most tokens (estimated at 4 characters each) one turn sends: past it the oldest
     /// history is left out, with a marker the model reads.
     pub context_budget: usize,
+    /// Whether the model reads images: image files go to it as images (OpenAI-compatible
+    /// `image_url` parts); when false, by their heading only, for a text-only model that would
+    /// refuse the request. Default true.
+    pub images: bool,
 }
 
-const KEYS: [&str; 5] = [
+const KEYS: [&str; 6] = [
     "base_url",
     "model",
     "timeout",
     "retry_for",
     "context_budget",
+    "images",
 ];
 /// The default context budget, in tokens: well inside the windows of today's models.
 pub const DEFAULT_CONTEXT_BUDGET: usize = 100_000;
@@ -108,6 +113,7 @@ pub(crate) fn read(
         .duration_up_to(Some((MAX_MODEL_RETRY_FOR, "1 hour")), errors)
         .unwrap_or(DEFAULT_RETRY_FOR);
     let context_budget = read_context_budget(&section.field("context_budget"), errors);
+    let images = section.field("images").boolean(errors).unwrap_or(true);
     ModelSettings {
         base_url,
         model: model.to_owned(),
@@ -116,6 +122,7 @@ pub(crate) fn read(
         timeout,
         retry_for,
         context_budget,
+        images,
     }
 }
 
@@ -438,11 +445,22 @@ mod tests {
     }
 
     #[test]
+    fn images_are_read_unless_the_model_is_set_to_read_none() {
+        assert!(parse("").unwrap().model.images);
+        assert!(!parse("[model]\nimages = false").unwrap().model.images);
+        assert_only_error(
+            "[model]\nimages = \"no\"",
+            "model.images",
+            "must be true or false (got a string)",
+        );
+    }
+
+    #[test]
     fn unknown_key_is_refused() {
         assert_only_error(
             "[model]\napi = \"responses\"",
             "model.api",
-            "unknown setting (allowed: base_url, model, timeout, retry_for, context_budget)",
+            "unknown setting (allowed: base_url, model, timeout, retry_for, context_budget, images)",
         );
     }
 }

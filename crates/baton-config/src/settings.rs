@@ -351,6 +351,7 @@ mod tests {
                     timeout: Duration::from_secs(60),
                     retry_for: Duration::from_secs(300),
                     context_budget: 100_000,
+                    images: true,
                 },
                 content: ContentSettings {
                     store: crate::ContentStoreSpec::Directory(
@@ -562,6 +563,7 @@ bind = "0.0.0.0:9464"
                     timeout: Duration::from_secs(90),
                     retry_for: Duration::from_secs(300),
                     context_budget: 100_000,
+                    images: true,
                 },
                 content: ContentSettings {
                     store: crate::ContentStoreSpec::S3 {
