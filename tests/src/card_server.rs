@@ -63,6 +63,15 @@ pub fn json_response(body: String) -> Response {
         .unwrap()
 }
 
+/// A response with `status`, `headers` and `body`, as any HTTP server might answer.
+pub fn response(status: u16, headers: &[(&str, &str)], body: Vec<u8>) -> Response {
+    let mut builder = Response::builder().status(status);
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    builder.body(Body::from(body)).unwrap()
+}
+
 async fn handle(
     State((seen, respond)): State<(Arc<Mutex<Vec<Recorded>>>, Responder)>,
     request: Request<Body>,

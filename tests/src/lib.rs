@@ -18,7 +18,9 @@ pub mod tls_front;
 pub mod wait;
 pub mod workflow_harness;
 
-pub use card_server::{CardServer, Recorded, json_response as card_server_json};
+pub use card_server::{
+    CardServer, Recorded, json_response as card_server_json, response as card_server_response,
+};
 pub use python_peer::PythonPeer;
 
 use std::path::PathBuf;

@@ -12,11 +12,13 @@ mod error;
 pub mod extensions;
 mod grpc_transport;
 mod outbound_auth;
+mod outside_only;
 pub mod push;
 mod registry;
 mod remote_agent;
 pub mod snapshot;
 mod trace_context;
+pub mod url_fetch;
 pub mod webhook;
 
 pub use card_fetch::CardLimits;

@@ -90,6 +90,8 @@ pub fn routes(
             part_limits: PartLimits {
                 max_part_bytes: settings.content.max_part_bytes,
                 media_types: settings.content.media_types.clone(),
+                max_task_bytes: settings.content.max_task_bytes,
+                fetch_urls: settings.content.fetch_urls,
             },
         },
         content,

@@ -18,6 +18,11 @@ pub struct ContentSettings {
     pub retry_for: Duration,
     /// The largest file or data part one message may carry, in bytes (decoded).
     pub max_part_bytes: usize,
+    /// The most bytes of files and data the messages of one task may carry in all.
+    pub max_task_bytes: u64,
+    /// Whether a file a message gives by URL is fetched (as a webhook is called) and kept like
+    /// one sent as bytes; off, its URL is kept and never called.
+    pub fetch_urls: bool,
     /// The media types a file part may have: exact (`image/png`), a family (`image/*`), or
     /// `*/*` for any.
     pub media_types: Vec<String>,
@@ -48,7 +53,7 @@ impl ContentSettings {
     }
 }
 
-const KEYS: [&str; 9] = [
+const KEYS: [&str; 11] = [
     "store",
     "directory",
     "bucket",
@@ -57,7 +62,9 @@ const KEYS: [&str; 9] = [
     "endpoint",
     "retry_for",
     "max_part_bytes",
+    "max_task_bytes",
     "media_types",
+    "fetch_urls",
 ];
 const DEFAULT_REGION: &str = "us-east-1";
 const DEFAULT_RETRY_FOR: Duration = Duration::from_secs(60);
@@ -66,6 +73,8 @@ const MOST_RETRY_FOR: Duration = Duration::from_secs(5 * 60);
 /// request size (`server.max_request_bytes`).
 const DEFAULT_MAX_PART_BYTES: usize = 5 * 1024 * 1024;
 const MOST_PART_BYTES: i64 = 64 * 1024 * 1024;
+const DEFAULT_MAX_TASK_BYTES: u64 = 50 * 1024 * 1024;
+const MOST_TASK_BYTES: i64 = 1024 * 1024 * 1024 * 1024;
 
 #[derive(Clone, Copy)]
 enum StoreKind {
@@ -144,6 +153,23 @@ pub(crate) fn read(
             errors,
         )
         .unwrap_or(DEFAULT_MAX_PART_BYTES);
+    let max_task_field = section.field("max_task_bytes");
+    let max_task_bytes = max_task_field
+        .count_between(
+            "an integer number of bytes like 52428800",
+            (1024, MOST_TASK_BYTES),
+            " bytes",
+            errors,
+        )
+        .map_or(DEFAULT_MAX_TASK_BYTES.max(max_part_bytes as u64), |n| {
+            n as u64
+        });
+    if max_task_bytes < max_part_bytes as u64 {
+        max_task_field.fail(
+            errors,
+            format!("must be at least content.max_part_bytes ({max_part_bytes})"),
+        );
+    }
     let media_types_field = section.field("media_types");
     let media_types = if media_types_field.is_set() {
         let types = media_types_field.strings("a list of media types like [\"image/*\"]", errors);
@@ -165,7 +191,9 @@ pub(crate) fn read(
         store,
         retry_for,
         max_part_bytes,
+        max_task_bytes,
         media_types,
+        fetch_urls: section.field("fetch_urls").boolean(errors).unwrap_or(false),
     }
 }
 
@@ -183,7 +211,29 @@ mod tests {
         );
         assert_eq!(content.retry_for, Duration::from_secs(60));
         assert_eq!(content.max_part_bytes, 5 * 1024 * 1024);
+        assert_eq!(content.max_task_bytes, 50 * 1024 * 1024);
+        assert!(
+            !content.fetch_urls,
+            "a URL is never called unless the operator says so"
+        );
         assert!(content.accepts("application/vnd.ms-excel"));
+    }
+
+    #[test]
+    fn a_task_may_carry_no_less_than_one_part() {
+        let content = parse("[content]\nmax_task_bytes = 10485760")
+            .unwrap()
+            .content;
+        assert_eq!(content.max_task_bytes, 10 * 1024 * 1024);
+        assert_only_error(
+            "[content]\nmax_part_bytes = 4096\nmax_task_bytes = 2048",
+            "content.max_task_bytes",
+            "must be at least content.max_part_bytes (4096)",
+        );
+        let bigger_parts = parse("[content]\nmax_part_bytes = 67108864")
+            .unwrap()
+            .content;
+        assert_eq!(bigger_parts.max_task_bytes, 64 * 1024 * 1024);
     }
 
     #[test]

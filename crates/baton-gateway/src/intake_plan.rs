@@ -164,6 +164,8 @@ mod tests {
             part_limits: PartLimits {
                 max_part_bytes: 1024,
                 media_types: vec!["*/*".into()],
+                max_task_bytes: 4096,
+                fetch_urls: false,
             },
         }
     }

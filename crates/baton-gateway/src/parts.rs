@@ -15,6 +15,11 @@ pub struct PartLimits {
     pub max_part_bytes: usize,
     /// `content.media_types`: the media types a file may have.
     pub media_types: Vec<String>,
+    /// `content.max_task_bytes`: the most bytes of files and data one task's messages carry.
+    pub max_task_bytes: u64,
+    /// `content.fetch_urls`: whether a file given by URL is fetched and kept like one sent as
+    /// bytes.
+    pub fetch_urls: bool,
 }
 
 /// The longest URL a file given by URL may have.
@@ -39,7 +44,7 @@ pub(crate) struct IncomingPart {
 enum Body {
     /// Bytes to store: a file's, or a data part's JSON text.
     Bytes(Bytes),
-    /// A file by URL, which Baton does not fetch.
+    /// A file by URL, fetched only when `content.fetch_urls` is on.
     Url(String),
 }
 
@@ -49,6 +54,14 @@ impl IncomingPart {
         match &self.body {
             Body::Bytes(bytes) => Some(bytes),
             Body::Url(_) => None,
+        }
+    }
+
+    /// The URL of a file given by URL.
+    pub(crate) fn url(&self) -> Option<&str> {
+        match &self.body {
+            Body::Url(url) => Some(url),
+            Body::Bytes(_) => None,
         }
     }
 
@@ -124,6 +137,36 @@ pub(crate) fn incoming_parts(
     Ok(parts)
 }
 
+/// Refuses `parts` when with the `held` bytes of the task's messages they would pass
+/// `content.max_task_bytes`.
+pub(crate) fn within_task_limit(
+    held: u64,
+    parts: &[IncomingPart],
+    limits: &PartLimits,
+) -> Result<(), A2AError> {
+    let adding: u64 = parts
+        .iter()
+        .filter_map(IncomingPart::bytes)
+        .map(|bytes| bytes.len() as u64)
+        .sum();
+    if adding == 0 || held + adding <= limits.max_task_bytes {
+        return Ok(());
+    }
+    Err(A2AError::invalid_params(format!(
+        "the message's files and data are {adding} bytes, and the task's messages already carry          {held}: together over this agent's limit of {} bytes a task (content.max_task_bytes);          start a new task for more",
+        limits.max_task_bytes
+    )))
+}
+
+/// The bytes of files and data the messages of a task carry.
+pub(crate) fn held_bytes(messages: &[baton_proto::TaskMessage]) -> u64 {
+    messages
+        .iter()
+        .flat_map(|message| &message.attachments)
+        .map(Attachment::size)
+        .sum()
+}
+
 /// A file's media type, `application/octet-stream` when it gives none, if `limits` take it.
 fn file_media_type(n: usize, given: Option<&str>, limits: &PartLimits) -> Result<String, A2AError> {
     let media_type = given
@@ -183,6 +226,8 @@ mod tests {
         PartLimits {
             max_part_bytes: 16,
             media_types: vec!["*/*".into()],
+            max_task_bytes: 32,
+            fetch_urls: false,
         }
     }
 
@@ -229,6 +274,20 @@ mod tests {
                 (AttachmentKind::File, None, "application/octet-stream", None),
             ]
         );
+    }
+
+    #[test]
+    fn a_task_takes_files_up_to_its_limit_in_all() {
+        let parts = incoming_parts(&message(json!([{"raw": "aGVsbG8="}])), &any()).unwrap();
+        assert!(within_task_limit(27, &parts, &any()).is_ok(), "27 + 5 = 32");
+        let error = within_task_limit(28, &parts, &any()).unwrap_err();
+        assert!(
+            error.message.contains("content.max_task_bytes"),
+            "{}",
+            error.message
+        );
+        let text_only = incoming_parts(&message(json!([{"text": "hi"}])), &any()).unwrap();
+        assert!(within_task_limit(1000, &text_only, &any()).is_ok());
     }
 
     #[test]
@@ -289,6 +348,8 @@ mod tests {
     fn a_file_of_a_type_not_taken_is_refused_as_content_type_not_supported() {
         let limits = PartLimits {
             max_part_bytes: 1024,
+            max_task_bytes: 4096,
+            fetch_urls: false,
             media_types: vec!["image/*".into()],
         };
         let error = incoming_parts(

@@ -15,7 +15,7 @@ use baton_tests::s3_server::{S3Server, TEST_KEY_ID, TEST_SECRET};
 use baton_tests::sdk_client::SdkClient;
 use baton_tests::tcp_gate::TcpGate;
 use baton_tests::wait::poll_until;
-use baton_tests::{PythonPeer, venv_program, workspace};
+use baton_tests::{CardServer, PythonPeer, card_server_response, venv_program, workspace};
 use serde_json::json;
 
 use crate::common::{all_text, baton, consulted_agent};
@@ -212,6 +212,57 @@ async fn a_part_over_a_limit_is_refused_whole_and_nothing_is_kept() {
         "the CSV beside them was not kept either"
     );
     assert!(agent.model.requests().is_empty(), "nothing ran");
+}
+
+/// A conversation's messages may carry `content.max_task_bytes` of files in all: past it a
+/// message with a file is refused whole, naming the setting, and one without still goes in.
+#[tokio::test]
+async fn a_task_takes_files_up_to_its_limit_in_all() {
+    let agent = agent(&["max_part_bytes = 1024", "max_task_bytes = 1024"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("rows.csv");
+    std::fs::write(&csv, "n\n".repeat(300)).unwrap();
+    let csv_arg = format!("{}=text/csv", csv.display());
+    let alice = SdkClient::new(&agent.url, "JSONRPC", "alice");
+    let status = baton_core::extensions::STATUS_EXTENSION;
+    let first = alice
+        .call(
+            "send",
+            &["--text", "Rows.", "--file", &csv_arg, "--extension", status],
+        )
+        .await
+        .ok();
+    let task = &first[0]["task"];
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{task}"
+    );
+    let task_id = task["id"].as_str().unwrap();
+    let more = ["--task-id", task_id, "--extension", status];
+    let refused = alice
+        .call(
+            "send",
+            &[&["--text", "More rows.", "--file", &csv_arg][..], &more].concat(),
+        )
+        .await;
+    assert!(
+        refused.message().contains("content.max_task_bytes"),
+        "{}",
+        refused.message()
+    );
+    let text_only = alice
+        .call("send", &[&["--text", "Thanks."][..], &more].concat())
+        .await
+        .ok();
+    assert_eq!(
+        text_only[0]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{text_only:?}"
+    );
+    assert_eq!(
+        agent.model.requests().len(),
+        2,
+        "the refused message reached no model"
+    );
 }
 
 /// What `--behaviour files` of the Python peer answers with (tests/peers/a2a_peer.py).
@@ -853,4 +904,108 @@ async fn a_store_that_is_down_loses_nothing_and_is_caught_up_with_once_back() {
     assert_eq!(artifacts.len(), 4, "{artifacts:?}");
     assert_eq!(artifacts[1]["parts"][0]["raw"], BASE64.encode(PEER_CSV));
     assert_eq!(artifacts[2]["parts"][0]["raw"], BASE64.encode(peer_png()));
+}
+
+/// With `content.fetch_urls`, a file given by URL is fetched as a webhook is called: its bytes
+/// reach the model; a redirect, a body over the limit or a private address refuses the message
+/// naming why, and a server that fails refuses it as retryable. Without `allow_private_push_urls`
+/// a loopback URL is never called.
+#[tokio::test]
+async fn a_file_given_by_url_is_fetched_only_when_allowed_and_as_a_webhook_is_called() {
+    let files = CardServer::start(|path| match path {
+        "/orders.csv" => card_server_response(200, &[("content-type", "text/csv")], CSV.into()),
+        "/moved.csv" => card_server_response(302, &[("location", "/orders.csv")], Vec::new()),
+        "/big.csv" => card_server_response(200, &[], vec![b'x'; 4096]),
+        _ => card_server_response(503, &[], Vec::new()),
+    })
+    .await;
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::responding(|_| reply("Read it.")).await;
+    let start = |allow_private: bool| {
+        let mut config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+        config.content = vec!["fetch_urls = true".into(), "max_part_bytes = 1024".into()];
+        config.allow_private_push_urls = allow_private;
+        config
+    };
+    let open = start(true);
+    let open_url = open.base_url.clone().unwrap();
+    let _open = WorkerProcess::start(baton(), &open.render()).await;
+    let alice = SdkClient::new(&open_url, "JSONRPC", "alice");
+    let send = |path: &str| {
+        let file = format!("{}{path}=text/csv", files.url());
+        let alice = &alice;
+        async move {
+            alice
+                .call("send", &["--text", "Read this.", "--file-url", &file])
+                .await
+        }
+    };
+
+    let sent = send("/orders.csv").await.ok();
+    assert_eq!(
+        sent[0]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{sent:?}"
+    );
+    let shown = all_text(&model.requests()[0]);
+    assert!(
+        shown.contains("[file 1, text/csv, 34 B]") && shown.contains("1234,99.50"),
+        "{shown}"
+    );
+    for (path, said) in [
+        ("/moved.csv", "was not fetched: it answered 302 Found"),
+        (
+            "/big.csv",
+            "was not fetched: it is over 1024 bytes (content.max_part_bytes)",
+        ),
+        (
+            "/down.csv",
+            "could not be fetched now (it answered 503 Service Unavailable)",
+        ),
+    ] {
+        let refused = send(path).await;
+        assert!(
+            refused.message().contains(said),
+            "{path}: {}",
+            refused.message()
+        );
+    }
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "no refused message reached the model"
+    );
+    let fetched: Vec<String> = files.requests().iter().map(|r| r.path.clone()).collect();
+    assert_eq!(
+        fetched,
+        ["/orders.csv", "/moved.csv", "/big.csv", "/down.csv"],
+        "each URL called once, and no redirect followed"
+    );
+
+    let strict = start(false);
+    let strict_url = strict.base_url.clone().unwrap();
+    let _strict = WorkerProcess::start(baton(), &strict.render()).await;
+    let before = files.requests().len();
+    let refused = SdkClient::new(&strict_url, "JSONRPC", "alice")
+        .call(
+            "send",
+            &[
+                "--text",
+                "Read this.",
+                "--file-url",
+                &format!("{}/orders.csv=text/csv", files.url()),
+            ],
+        )
+        .await;
+    assert!(
+        refused
+            .message()
+            .contains("it points at a loopback or private address"),
+        "{}",
+        refused.message()
+    );
+    assert_eq!(
+        files.requests().len(),
+        before,
+        "the loopback URL was never called"
+    );
 }

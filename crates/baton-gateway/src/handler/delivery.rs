@@ -3,6 +3,7 @@
 
 use a2a::{A2AError, ListTasksRequest, SendMessageRequest, Task};
 use a2a_server::ServiceParams;
+use baton_a2a::url_fetch::FetchError;
 use baton_proto::temporal::search_attributes::{
     A2A_CONTEXT_ID, A2A_STATUS_TIMESTAMP, A2A_TASK_STATE, BATON_AGENT, BATON_PARTICIPANTS,
 };
@@ -19,7 +20,7 @@ use super::TemporalHandler;
 use crate::continuation::continuing;
 use crate::intake_plan::{NewTask, Plan, plan};
 use crate::listing::{Freshness, list_tasks};
-use crate::parts::IncomingPart;
+use crate::parts::{IncomingPart, held_bytes, within_task_limit};
 use crate::temporal_errors::{
     RETRY_DELAY, retry_info, temporal_unreachable, unreachable, update_error,
 };
@@ -123,10 +124,19 @@ impl TemporalHandler {
                 mut inbox,
                 parts,
             } => {
+                if parts.iter().any(|part| part.bytes().is_some()) {
+                    let view = self.tasks.view(&task_id).await?;
+                    within_task_limit(
+                        held_bytes(&view.messages),
+                        &parts,
+                        &self.config.part_limits,
+                    )?;
+                }
                 inbox.attachments = self.keep(parts).await?;
                 self.follow_up(task_id, &sender, inbox).await
             }
             Plan::NewTask(mut task) => {
+                within_task_limit(0, &task.parts, &self.config.part_limits)?;
                 task.inbox.attachments = self.keep(std::mem::take(&mut task.parts)).await?;
                 if task.continues_a_context {
                     task.input.earlier = self.earlier_in_context(params, &task.context_id).await;
@@ -139,11 +149,20 @@ impl TemporalHandler {
     /// Stores the bytes of `parts` in the content store and returns them as the task keeps
     /// them, by reference. A store that does not answer refuses the message (retryable): the
     /// sender still holds it, and what was stored before is stored again at no cost, by digest.
+    /// A file given by URL is fetched first when `content.fetch_urls` is on; one that cannot
+    /// be refuses the message, naming the URL and why.
     async fn keep(&self, parts: Vec<IncomingPart>) -> Result<Vec<Attachment>, A2AError> {
         let mut attachments = Vec::with_capacity(parts.len());
         for part in parts {
-            let stored = match part.bytes() {
-                Some(bytes) => Some(self.content.put(bytes.clone()).await.map_err(|error| {
+            let bytes = match (part.bytes(), part.url()) {
+                (Some(bytes), _) => Some(bytes.clone()),
+                (None, Some(url)) if self.config.part_limits.fetch_urls => {
+                    Some(self.fetch(url).await?)
+                }
+                (None, _) => None,
+            };
+            let stored = match bytes {
+                Some(bytes) => Some(self.content.put(bytes).await.map_err(|error| {
                     tracing::warn!("a message's file could not be stored: {error}");
                     A2AError::internal(format!(
                         "the message's files cannot be stored now ({error}); retry later (a \
@@ -156,6 +175,27 @@ impl TemporalHandler {
             attachments.push(part.attachment(stored));
         }
         Ok(attachments)
+    }
+
+    /// The bytes of a file given by URL, as a webhook is called (no redirect, outside
+    /// addresses only unless private ones are allowed), at most `content.max_part_bytes`.
+    async fn fetch(&self, url: &str) -> Result<bytes::Bytes, A2AError> {
+        let parsed = url::Url::parse(url)
+            .map_err(|error| A2AError::invalid_params(format!("{url} is not a URL: {error}")))?;
+        let max = self.config.part_limits.max_part_bytes;
+        match self.urls.fetch(&parsed, max).await {
+            Ok(bytes) => Ok(bytes),
+            Err(FetchError::Refused(why)) => Err(A2AError::invalid_params(format!(
+                "the file at {url} was not fetched: {why}; send its bytes instead"
+            ))),
+            Err(FetchError::Failed(why)) => {
+                tracing::warn!("a message's file could not be fetched from {url}: {why}");
+                Err(A2AError::internal(format!(
+                    "the file at {url} could not be fetched now ({why}); retry later"
+                ))
+                .with_details(vec![retry_info(RETRY_DELAY)]))
+            }
+        }
     }
 
     /// A message to task `task_id`, which must exist, have `sender` as a participant and still

@@ -15,6 +15,7 @@ use a2a::{
 };
 use a2a_server::{RequestHandler, ServiceParams};
 use async_trait::async_trait;
+use baton_a2a::url_fetch::UrlFetcher;
 use baton_a2a::webhook::{self, Webhooks};
 use baton_content::ContentStore;
 use baton_proto::temporal::{TaskWorkflow, task_workflow};
@@ -48,6 +49,8 @@ pub struct TemporalHandler {
     webhooks: Webhooks,
     /// Where the files and data of incoming messages are kept.
     pub(crate) content: Arc<ContentStore>,
+    /// Fetches the files messages give by URL, when `content.fetch_urls` is on.
+    urls: UrlFetcher,
 }
 
 /// How long a CancelTask waits for the task to confirm it was cancelled.
@@ -60,6 +63,7 @@ impl TemporalHandler {
         let config = Arc::new(config);
         TemporalHandler {
             content,
+            urls: UrlFetcher::new(config.allow_private_push_urls),
             tasks: Tasks::new(client, config.clone()),
             listings: ListingCache::default(),
             webhooks: Webhooks::new(
