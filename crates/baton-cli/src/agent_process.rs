@@ -30,6 +30,37 @@ use crate::http_server::HttpServer;
 use crate::shutdown::ShutdownSignals;
 use crate::temporal::worker_identity;
 
+/// How often a worker removes the content past `content.keep_for`.
+const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+/// How long after it starts a worker first does, so a restart loop does not sweep each time.
+const FIRST_SWEEP_AFTER: Duration = Duration::from_secs(300);
+
+/// Removes from `store`, every [`SWEEP_EVERY`], the content no task has written for `keep_for`.
+/// Several workers of one agent may sweep the same store: a removal is the same whoever makes
+/// it.
+fn sweep_content(store: Arc<ContentStore>, keep_for: Duration) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let start = tokio::time::Instant::now() + FIRST_SWEEP_AFTER;
+        let mut every = tokio::time::interval_at(start, SWEEP_EVERY);
+        loop {
+            every.tick().await;
+            let Some(cutoff) = std::time::SystemTime::now().checked_sub(keep_for) else {
+                continue;
+            };
+            match store.sweep(cutoff).await {
+                Ok(swept) if swept.objects > 0 => tracing::info!(
+                    store = store.place(),
+                    objects = swept.objects,
+                    bytes = swept.bytes,
+                    "removed the content no task has written for content.keep_for"
+                ),
+                Ok(_) => {}
+                Err(error) => tracing::warn!("the content store was not swept: {error}"),
+            }
+        }
+    })
+}
+
 /// What the SDK gives each kind of task when no tuner is set.
 const SDK_DEFAULT_SLOTS: usize = 100;
 
@@ -42,6 +73,8 @@ pub(crate) struct AgentProcess {
     worker: Worker,
     follow_worker: Worker,
     http: Option<HttpServer>,
+    /// Removes content past `content.keep_for`, every hour.
+    sweeper: tokio::task::JoinHandle<()>,
 }
 
 impl AgentProcess {
@@ -91,12 +124,14 @@ impl AgentProcess {
             .context("creating the Temporal worker")?;
         let follow_worker = Worker::new(runtime, client.clone(), follow_options)
             .context("creating the Temporal worker of the follow queue")?;
+        let sweeper = sweep_content(content.clone(), settings.content.keep_for);
         let http = serve_gateway(settings, client, deployment, readiness, content).await?;
         Ok(AgentProcess {
             drain_grace: tuning.drain_grace,
             worker,
             follow_worker,
             http,
+            sweeper,
         })
     }
 
@@ -109,6 +144,7 @@ impl AgentProcess {
 
     /// Stops the gateway; call after the workers have stopped.
     pub async fn close(self) {
+        self.sweeper.abort();
         if let Some(http) = self.http {
             http.stop().await;
         }

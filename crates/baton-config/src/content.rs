@@ -20,6 +20,8 @@ pub struct ContentSettings {
     pub max_part_bytes: usize,
     /// The most bytes of files and data the messages of one task may carry in all.
     pub max_task_bytes: u64,
+    /// How long content is kept after it was last written: past it, the worker removes it.
+    pub keep_for: Duration,
     /// Whether a file a message gives by URL is fetched (as a webhook is called) and kept like
     /// one sent as bytes; off, its URL is kept and never called.
     pub fetch_urls: bool,
@@ -53,7 +55,7 @@ impl ContentSettings {
     }
 }
 
-const KEYS: [&str; 11] = [
+const KEYS: [&str; 12] = [
     "store",
     "directory",
     "bucket",
@@ -65,6 +67,7 @@ const KEYS: [&str; 11] = [
     "max_task_bytes",
     "media_types",
     "fetch_urls",
+    "keep_for",
 ];
 const DEFAULT_REGION: &str = "us-east-1";
 const DEFAULT_RETRY_FOR: Duration = Duration::from_secs(60);
@@ -74,6 +77,9 @@ const MOST_RETRY_FOR: Duration = Duration::from_secs(5 * 60);
 const DEFAULT_MAX_PART_BYTES: usize = 5 * 1024 * 1024;
 const MOST_PART_BYTES: i64 = 64 * 1024 * 1024;
 const DEFAULT_MAX_TASK_BYTES: u64 = 50 * 1024 * 1024;
+/// 30 days: past the Temporal dev server's retention and a task's usual life.
+const DEFAULT_KEEP_FOR: Duration = Duration::from_secs(30 * 24 * 3600);
+const LEAST_KEEP_FOR: Duration = Duration::from_secs(3600);
 const MOST_TASK_BYTES: i64 = 1024 * 1024 * 1024 * 1024;
 
 #[derive(Clone, Copy)]
@@ -194,7 +200,19 @@ pub(crate) fn read(
         max_task_bytes,
         media_types,
         fetch_urls: section.field("fetch_urls").boolean(errors).unwrap_or(false),
+        keep_for: read_keep_for(&section.field("keep_for"), errors),
     }
+}
+
+fn read_keep_for(field: &Field<'_>, errors: &mut Errors) -> Duration {
+    let Some(keep_for) = field.duration_at_least_one_second(errors) else {
+        return DEFAULT_KEEP_FOR;
+    };
+    if keep_for < LEAST_KEEP_FOR {
+        field.fail(errors, "must be at least 1h");
+        return DEFAULT_KEEP_FOR;
+    }
+    keep_for
 }
 
 #[cfg(test)]
@@ -216,7 +234,19 @@ mod tests {
             !content.fetch_urls,
             "a URL is never called unless the operator says so"
         );
+        assert_eq!(content.keep_for, Duration::from_secs(30 * 24 * 3600));
         assert!(content.accepts("application/vnd.ms-excel"));
+    }
+
+    #[test]
+    fn content_is_kept_at_least_an_hour() {
+        let content = parse("[content]\nkeep_for = \"2160h\"").unwrap().content;
+        assert_eq!(content.keep_for, Duration::from_secs(90 * 24 * 3600));
+        assert_only_error(
+            "[content]\nkeep_for = \"10m\"",
+            "content.keep_for",
+            "must be at least 1h",
+        );
     }
 
     #[test]

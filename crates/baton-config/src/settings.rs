@@ -362,6 +362,7 @@ mod tests {
                     max_task_bytes: 50 * 1024 * 1024,
                     media_types: vec!["*/*".into()],
                     fetch_urls: false,
+                    keep_for: Duration::from_secs(30 * 24 * 3600),
                 },
                 metrics: MetricsSettings::default(),
                 health: HealthSettings::default(),
@@ -579,6 +580,7 @@ bind = "0.0.0.0:9464"
                     max_task_bytes: 50 * 1024 * 1024,
                     media_types: vec!["image/*".into(), "text/csv".into()],
                     fetch_urls: false,
+                    keep_for: Duration::from_secs(30 * 24 * 3600),
                 },
                 metrics: MetricsSettings {
                     bind: Some("0.0.0.0:9464".parse().unwrap()),

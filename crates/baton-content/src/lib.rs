@@ -7,15 +7,19 @@
 //! is bounded: a store that does not answer is retried with backoff for a bounded time, then the
 //! call fails with [`ContentError::Unavailable`], naming the store, and nothing is lost: the
 //! caller still holds the bytes it meant to write, and a read can be asked again.
+//!
+//! Content is kept for a bounded time from its last write ([`ContentStore::sweep`]), so a store
+//! does not grow for ever: long enough for every task that holds a reference to it to be gone.
 
 #![warn(missing_docs)]
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use baton_proto::ContentRef;
 use bytes::Bytes;
+use futures::StreamExt;
 use object_store::aws::AmazonS3Builder;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
@@ -126,6 +130,15 @@ impl ContentError {
     }
 }
 
+/// What a [`ContentStore::sweep`] removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Swept {
+    /// How many contents.
+    pub objects: u64,
+    /// Their bytes in all.
+    pub bytes: u64,
+}
+
 /// `sha256:` and the lowercase hex SHA-256 of `bytes`.
 pub fn digest_of(bytes: &[u8]) -> String {
     let hash = Sha256::digest(bytes);
@@ -212,28 +225,46 @@ impl ContentStore {
         &self.place
     }
 
-    /// Keeps `bytes` and returns their reference. The same bytes are kept once: a second put of
-    /// them (a retried activity, the same file sent twice) writes nothing and returns the same
-    /// digest.
+    /// Keeps `bytes` and returns their reference. The same bytes are kept once, under their
+    /// digest: a second put of them (a retried activity, the same file sent again, by any task)
+    /// writes them over themselves, which restarts the time they are kept (see [`sweep`]).
+    ///
+    /// [`sweep`]: ContentStore::sweep
     pub async fn put(&self, bytes: Bytes) -> Result<ContentRef, ContentError> {
         let content = ContentRef {
             digest: digest_of(&bytes),
             size: bytes.len() as u64,
         };
         let path = self.path_of(&content.digest);
-        let kept = self
-            .bounded(async {
-                match self.objects.head(&path).await {
-                    Ok(meta) if meta.size == content.size => Ok(()),
-                    Ok(_) | Err(object_store::Error::NotFound { .. }) => {
-                        self.objects.put(&path, bytes.into()).await.map(|_| ())
-                    }
-                    Err(error) => Err(error),
-                }
-            })
-            .await;
-        kept.map_err(|e| self.unavailable(e))?;
+        self.bounded(self.objects.put(&path, bytes.into()))
+            .await
+            .map_err(|e| self.unavailable(e))?;
         Ok(content)
+    }
+
+    /// Removes every content last written before `cutoff`: what no task has put since then.
+    /// Returns what it removed.
+    pub async fn sweep(&self, cutoff: SystemTime) -> Result<Swept, ContentError> {
+        let under = self.prefix.clone().join("sha256");
+        let mut listing = self.objects.list(Some(&under));
+        let mut swept = Swept::default();
+        while let Some(meta) = self
+            .bounded(async { listing.next().await.transpose() })
+            .await
+            .map_err(|e| self.unavailable(e))?
+        {
+            if SystemTime::from(meta.last_modified) >= cutoff {
+                continue;
+            }
+            match self.bounded(self.objects.delete(&meta.location)).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {
+                    swept.objects += 1;
+                    swept.bytes += meta.size;
+                }
+                Err(error) => return Err(self.unavailable(error)),
+            }
+        }
+        Ok(swept)
     }
 
     /// The bytes of `content`, checked against its digest.

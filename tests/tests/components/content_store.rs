@@ -101,3 +101,55 @@ async fn a_store_cut_off_is_retried_and_serves_once_reachable_again() {
     // Kept before: found, not written again.
     assert_eq!(store.put(csv.clone()).await.unwrap(), content);
 }
+
+/// Content is kept from its last write: a sweep removes what was written before its cutoff, and
+/// what was put again since is kept, in a directory and in an S3 store alike.
+#[tokio::test]
+async fn a_sweep_removes_what_no_task_wrote_since_its_cutoff() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = S3Server::start().await;
+    server.create_bucket("baton-content").await;
+    let stores = [
+        ContentStore::directory(dir.path()).unwrap(),
+        ContentStore::s3(&location(&server), Duration::from_secs(5)).unwrap(),
+    ];
+    for store in stores {
+        let old = store.put(Bytes::from_static(b"old")).await.unwrap();
+        let again = store.put(Bytes::from_static(b"used again")).await.unwrap();
+        let cutoff = later_than_every_write().await;
+        store.put(Bytes::from_static(b"used again")).await.unwrap();
+        let new = store.put(Bytes::from_static(b"new")).await.unwrap();
+
+        let swept = store.sweep(cutoff).await.unwrap();
+        assert_eq!(
+            swept,
+            baton_content::Swept {
+                objects: 1,
+                bytes: 3
+            },
+            "{}",
+            store.place()
+        );
+        assert!(matches!(
+            store.get(&old).await,
+            Err(ContentError::Missing { .. })
+        ));
+        assert_eq!(store.get(&again).await.unwrap(), "used again");
+        assert_eq!(store.get(&new).await.unwrap(), "new");
+        assert_eq!(store.sweep(cutoff).await.unwrap().objects, 0);
+    }
+}
+
+/// A moment after every write so far, by the clocks stores stamp writes with (whole seconds, on
+/// some): the next whole second after now, once it has passed.
+async fn later_than_every_write() -> std::time::SystemTime {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let next_second = std::time::UNIX_EPOCH + Duration::from_secs(now.as_secs() + 1);
+    baton_tests::wait::poll_until("the next whole second", Duration::from_secs(3), || async {
+        (std::time::SystemTime::now() > next_second).then_some(())
+    })
+    .await;
+    next_second
+}
