@@ -159,7 +159,7 @@ async fn look_in_context(
     context_id: &str,
 ) -> Result<Option<RemoteSnapshot>, String> {
     match agent.tasks_in_context(context_id, CONTEXT_PAGE).await {
-        Ok(tasks) => Ok(adopt(agent, input, tasks).await),
+        Ok(tasks) => adopt(agent, input, tasks).await,
         Err(error) if error.is_transient() => Err(format!(
             "looking for the task an earlier attempt may have created: {error}"
         )),
@@ -176,18 +176,21 @@ async fn look_in_context(
     }
 }
 
-/// Adopts one task of the context (an open one first) and cancels the others, best effort.
+/// Adopts one task of the context (an open one first) and cancels the others, best effort. A
+/// listing shows no artifacts or history, so an adopted task that has ended is read whole: its
+/// answer and its files may be only there; an agent that does not answer that read is asked
+/// again on the next attempt.
 async fn adopt(
     agent: &RemoteAgent,
     input: &StartAgentTaskIn,
     mut tasks: Vec<Task>,
-) -> Option<RemoteSnapshot> {
+) -> Result<Option<RemoteSnapshot>, String> {
     let open = tasks
         .iter()
         .position(|t| !of_task(t).state.is_terminal())
         .unwrap_or(0);
     if tasks.is_empty() {
-        return None;
+        return Ok(None);
     }
     let adopted = tasks.swap_remove(open);
     for extra in tasks.iter().filter(|t| !of_task(t).state.is_terminal()) {
@@ -200,7 +203,27 @@ async fn adopt(
         );
         agent.cancel_task(&extra.id).await.ok();
     }
-    Some(of_task(&adopted))
+    let listed = of_task(&adopted);
+    if !listed.state.is_terminal() {
+        return Ok(Some(listed));
+    }
+    match agent.get_task(&adopted.id).await {
+        Ok(whole) => Ok(Some(of_task(&whole))),
+        Err(error) if error.is_transient() => Err(format!(
+            "reading task {} that an earlier attempt created: {error}",
+            adopted.id
+        )),
+        Err(error) => {
+            tracing::warn!(
+                stand_in = %input.stand_in_id,
+                agent = %input.agent,
+                "task {} ended, and reading it whole failed, so its answer is what the listing showed: {}",
+                adopted.id,
+                one_line(&error.to_string())
+            );
+            Ok(Some(listed))
+        }
+    }
 }
 
 /// The brief: one text part, then `files`, and, when the card advertises the task extension,

@@ -1009,3 +1009,103 @@ async fn a_file_given_by_url_is_fetched_only_when_allowed_and_as_a_webhook_is_ca
         "the loopback URL was never called"
     );
 }
+
+/// A worker killed (SIGKILL) while a delegation carries files: restarted, it finishes the task
+/// with one remote task, the agent got the files once and whole, and the caller gets the
+/// agent's files byte for byte.
+#[tokio::test]
+async fn a_worker_killed_with_files_in_flight_loses_nothing() {
+    let temporal = TestTemporal::start().await;
+    let hold = tempfile::tempdir().unwrap();
+    let hold_file = hold.path().join("go");
+    let peer = PythonPeer::start(&[
+        "--behaviour",
+        "files",
+        "--hold-file",
+        &hold_file.display().to_string(),
+        "--input-mode",
+        "image/png",
+        "--input-mode",
+        "text/csv",
+    ])
+    .await;
+    let model = FakeModel::responding(|request| {
+        let text = all_text(request);
+        if text.contains("Sub-task ") && text.contains("is COMPLETED") {
+            return reply("The report is attached.");
+        }
+        if text.contains(r#""role":"tool""#) {
+            return reply("Waiting for the report.");
+        }
+        call(
+            "spawn_subtask",
+            json!({"name": "report", "goal": "Report on these.", "agent": "reporter",
+                   "attachments": ["q1.png", "orders.csv"]}),
+        )
+    })
+    .await;
+    let content = tempfile::tempdir().unwrap();
+    let mut config = WorkerConfig::new(&temporal, &model.base_url())
+        .with_push_receiver()
+        .agent("reporter", &peer.url(), "");
+    config.content = vec![format!("directory = {:?}", content.path())];
+    let url = config.base_url.clone().unwrap();
+    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+    let sent_dir = tempfile::tempdir().unwrap();
+    let png_path = sent_dir.path().join("q1.png");
+    let csv_path = sent_dir.path().join("orders.csv");
+    std::fs::write(&png_path, png()).unwrap();
+    std::fs::write(&csv_path, CSV).unwrap();
+    let alice = SdkClient::new(&url, "JSONRPC", "alice");
+    let sent = alice
+        .call(
+            "send",
+            &[
+                "--text",
+                "Report on these.",
+                "--file",
+                &format!("{}=image/png", png_path.display()),
+                "--file",
+                &format!("{}=text/csv", csv_path.display()),
+                "--return-immediately",
+            ],
+        )
+        .await
+        .ok();
+    let task_id = sent[0]["task"]["id"].as_str().unwrap().to_string();
+    peer.wait_for("the brief with its files", |stats| {
+        stats["messages"][0]["files"]
+            .as_array()
+            .is_some_and(|f| f.len() == 2)
+    })
+    .await;
+
+    worker.kill().await;
+    worker.restart().await;
+    std::fs::write(&hold_file, b"").unwrap();
+
+    let view = temporal
+        .wait_for_task(&task_id, Duration::from_secs(90), |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, baton_proto::TaskState::Completed, "{view:#?}");
+    let stats = peer.stats().await;
+    assert_eq!(
+        stats["tasks_created"], 1,
+        "exactly one remote task: {stats}"
+    );
+    let files = &stats["messages"][0]["files"];
+    assert_eq!(files[0]["raw"], BASE64.encode(png()));
+    assert_eq!(files[1]["raw"], BASE64.encode(CSV));
+
+    let got = alice.call("get", &["--task-id", &task_id]).await.ok();
+    let artifacts = got[0]["artifacts"].as_array().unwrap();
+    assert_eq!(artifacts.len(), 4, "{artifacts:?}");
+    assert_eq!(artifacts[1]["parts"][0]["raw"], BASE64.encode(PEER_CSV));
+    assert_eq!(artifacts[2]["parts"][0]["raw"], BASE64.encode(peer_png()));
+    assert_eq!(artifacts[3]["parts"][0]["data"]["orders"], 2.0);
+    let history = history_text(temporal.history(&task_id).await).await;
+    assert!(
+        !history.contains(&BASE64.encode(png())) && !history.contains("1234,99.50"),
+        "the history holds a file's bytes"
+    );
+}
