@@ -24,10 +24,11 @@ pub struct Attachment {
     pub name: Option<String>,
     /// Its media type, like `image/png`; `application/json` for data.
     pub media_type: String,
-    /// The stored bytes (a data part's as JSON text); absent for a file by URL.
+    /// The stored bytes (a data part's as JSON text); absent for a file by URL not fetched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<ContentRef>,
-    /// Where a file given by URL is; Baton does not fetch it.
+    /// Where a file given by URL is; fetched (then `content` holds its bytes) only when
+    /// `content.fetch_urls` is on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
 }
