@@ -153,16 +153,17 @@ pub fn cancel_remote_task(token: &WorkflowCancellationToken) -> ActivityOptions 
 }
 
 /// Collecting an ended task's files into the content store: a GetTask and a few writes,
-/// heartbeating while large files move; retried with backoff for up to two minutes (an agent or
-/// a store that is down for longer leaves the files out, said to the model), on a token of its
-/// own so a cancel of the parent does not lose what the sub-task made.
+/// heartbeating while large files move; an attempt may take the longest `content.retry_for` a
+/// write allows, and attempts go on with backoff for up to 15 minutes, so a store or an agent
+/// down for a while costs time, not files (one down for longer leaves the files out, said to the
+/// model); on a token of its own so a cancel of the parent does not lose what the sub-task made.
 pub fn collect_remote_files(token: &WorkflowCancellationToken) -> ActivityOptions {
     ActivityOptions::with_close_timeouts(ActivityCloseTimeouts::ScheduleAndStartToClose {
-        schedule_to_close: Duration::from_secs(120),
-        start_to_close: Duration::from_secs(60),
+        schedule_to_close: Duration::from_secs(15 * 60),
+        start_to_close: Duration::from_secs(6 * 60),
     })
     .heartbeat_timeout(Duration::from_secs(15))
-    .retry_policy(backoff(Duration::from_secs(10)))
+    .retry_policy(backoff(Duration::from_secs(30)))
     .cancellation_token(token.clone())
     .build()
 }
