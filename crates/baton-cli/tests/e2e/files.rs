@@ -10,7 +10,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess, history_text};
-use baton_tests::fake_model::{FakeModel, call, reply};
+use baton_tests::fake_model::{FakeModel, Scripted, call, reply};
 use baton_tests::s3_server::{S3Server, TEST_KEY_ID, TEST_SECRET};
 use baton_tests::sdk_client::SdkClient;
 use baton_tests::tcp_gate::TcpGate;
@@ -77,6 +77,60 @@ fn png() -> Vec<u8> {
 }
 
 const CSV: &str = "order,total\n1234,99.50\n1235,12.00\n";
+
+/// Files a client sends, written to a directory of their own: `--file PATH=TYPE` for each.
+struct SentFiles {
+    _dir: tempfile::TempDir,
+    args: Vec<String>,
+}
+
+/// `files` as (name, bytes, media type), written for a client to send.
+fn sent_files(files: &[(&str, &[u8], &str)]) -> SentFiles {
+    let dir = tempfile::tempdir().unwrap();
+    let args = files
+        .iter()
+        .flat_map(|(name, bytes, media_type)| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            [
+                "--file".to_string(),
+                format!("{}={media_type}", path.display()),
+            ]
+        })
+        .collect();
+    SentFiles { _dir: dir, args }
+}
+
+/// A client's `send` of `text` with `files`, then `more` arguments.
+fn send_args<'a>(text: &'a str, files: &'a SentFiles, more: &[&'a str]) -> Vec<&'a str> {
+    ["--text", text]
+        .into_iter()
+        .chain(files.args.iter().map(String::as_str))
+        .chain(more.iter().copied())
+        .collect()
+}
+
+/// A model that delegates to `agent` with the PNG and the CSV a client sent, waits, and answers
+/// `answer` once the note says the sub-task completed.
+fn hands_files_on(
+    agent: &'static str,
+    answer: &'static str,
+) -> impl Fn(&serde_json::Value) -> Scripted + Send + Sync + 'static {
+    move |request| {
+        let text = all_text(request);
+        if text.contains("Sub-task ") && text.contains("is COMPLETED") {
+            reply(answer)
+        } else if text.contains(r#""role":"tool""#) {
+            reply("Waiting.")
+        } else {
+            call(
+                "spawn_subtask",
+                json!({"name": "report", "goal": "Report on these.", "agent": agent,
+                       "attachments": ["q1.png", "orders.csv"]}),
+            )
+        }
+    }
+}
 
 #[tokio::test]
 async fn files_and_data_go_in_over_every_binding_reach_the_model_and_come_back_whole() {
@@ -426,20 +480,10 @@ async fn a_file_the_task_holds_goes_with_a_brief_to_an_agent_that_takes_it() {
         .agent("text-only", &text_only.url(), "");
     let url = config.base_url.clone().unwrap();
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    let sent_dir = tempfile::tempdir().unwrap();
-    let csv_path = sent_dir.path().join("orders.csv");
-    std::fs::write(&csv_path, CSV).unwrap();
+    let files = sent_files(&[("orders.csv", CSV.as_bytes(), "text/csv")]);
     let alice = SdkClient::new(&url, "JSONRPC", "alice");
     let sent = alice
-        .call(
-            "send",
-            &[
-                "--text",
-                "Sum these.",
-                "--file",
-                &format!("{}=text/csv", csv_path.display()),
-            ],
-        )
+        .call("send", &send_args("Sum these.", &files, &[]))
         .await
         .ok();
     assert_eq!(
@@ -586,23 +630,7 @@ async fn files_cross_two_batons_to_an_sdk_agent_and_its_files_come_back_whole() 
     ])
     .await;
     // Each Baton's model hands the two files on to the agent it knows, waits, then answers.
-    let hand_on = |agent: &'static str, answer: &'static str| {
-        move |request: &serde_json::Value| {
-            let text = all_text(request);
-            if text.contains("Sub-task ") && text.contains("is COMPLETED") {
-                reply(answer)
-            } else if text.contains(r#""role":"tool""#) {
-                reply("Waiting.")
-            } else {
-                call(
-                    "spawn_subtask",
-                    json!({"name": "report", "goal": "Report on these.", "agent": agent,
-                           "attachments": ["q1.png", "orders.csv"]}),
-                )
-            }
-        }
-    };
-    let inner_model = FakeModel::responding(hand_on("peer", "The analyst's report.")).await;
+    let inner_model = FakeModel::responding(hands_files_on("peer", "The analyst's report.")).await;
     let inner_content = tempfile::tempdir().unwrap();
     let mut inner = WorkerConfig::new(&temporal, &inner_model.base_url())
         .with_push_receiver()
@@ -612,7 +640,7 @@ async fn files_cross_two_batons_to_an_sdk_agent_and_its_files_come_back_whole() 
     let inner_url = inner.base_url.clone().unwrap();
     let _inner = WorkerProcess::start(baton(), &inner.render()).await;
 
-    let outer_model = FakeModel::responding(hand_on("analyst", "Here is the report.")).await;
+    let outer_model = FakeModel::responding(hands_files_on("analyst", "Here is the report.")).await;
     let outer_content = tempfile::tempdir().unwrap();
     let mut outer = WorkerConfig::new(&temporal, &outer_model.base_url())
         .with_push_receiver()
@@ -621,24 +649,13 @@ async fn files_cross_two_batons_to_an_sdk_agent_and_its_files_come_back_whole() 
     let outer_url = outer.base_url.clone().unwrap();
     let _outer = WorkerProcess::start(baton(), &outer.render()).await;
 
-    let sent_dir = tempfile::tempdir().unwrap();
-    let png_path = sent_dir.path().join("q1.png");
-    let csv_path = sent_dir.path().join("orders.csv");
-    std::fs::write(&png_path, png()).unwrap();
-    std::fs::write(&csv_path, CSV).unwrap();
+    let files = sent_files(&[
+        ("q1.png", &png(), "image/png"),
+        ("orders.csv", CSV.as_bytes(), "text/csv"),
+    ]);
     let alice = SdkClient::new(&outer_url, "JSONRPC", "alice");
     let sent = alice
-        .call(
-            "send",
-            &[
-                "--text",
-                "Report on these.",
-                "--file",
-                &format!("{}=image/png", png_path.display()),
-                "--file",
-                &format!("{}=text/csv", csv_path.display()),
-            ],
-        )
+        .call("send", &send_args("Report on these.", &files, &[]))
         .await
         .ok();
     let task = &sent[0]["task"];
@@ -728,20 +745,10 @@ async fn a_file_goes_with_the_answer_to_a_sub_tasks_question() {
     config.content = vec![format!("directory = {:?}", content.path())];
     let url = config.base_url.clone().unwrap();
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
-    let csv_dir = tempfile::tempdir().unwrap();
-    let csv_path = csv_dir.path().join("orders.csv");
-    std::fs::write(&csv_path, CSV).unwrap();
+    let files = sent_files(&[("orders.csv", CSV.as_bytes(), "text/csv")]);
     let alice = SdkClient::new(&url, "JSONRPC", "alice");
     let sent = alice
-        .call(
-            "send",
-            &[
-                "--text",
-                "Close these accounts.",
-                "--file",
-                &format!("{}=text/csv", csv_path.display()),
-            ],
-        )
+        .call("send", &send_args("Close these accounts.", &files, &[]))
         .await
         .ok();
     assert_eq!(
@@ -1029,21 +1036,7 @@ async fn a_worker_killed_with_files_in_flight_loses_nothing() {
         "text/csv",
     ])
     .await;
-    let model = FakeModel::responding(|request| {
-        let text = all_text(request);
-        if text.contains("Sub-task ") && text.contains("is COMPLETED") {
-            return reply("The report is attached.");
-        }
-        if text.contains(r#""role":"tool""#) {
-            return reply("Waiting for the report.");
-        }
-        call(
-            "spawn_subtask",
-            json!({"name": "report", "goal": "Report on these.", "agent": "reporter",
-                   "attachments": ["q1.png", "orders.csv"]}),
-        )
-    })
-    .await;
+    let model = FakeModel::responding(hands_files_on("reporter", "The report is attached.")).await;
     let content = tempfile::tempdir().unwrap();
     let mut config = WorkerConfig::new(&temporal, &model.base_url())
         .with_push_receiver()
@@ -1051,24 +1044,15 @@ async fn a_worker_killed_with_files_in_flight_loses_nothing() {
     config.content = vec![format!("directory = {:?}", content.path())];
     let url = config.base_url.clone().unwrap();
     let mut worker = WorkerProcess::start(baton(), &config.render()).await;
-    let sent_dir = tempfile::tempdir().unwrap();
-    let png_path = sent_dir.path().join("q1.png");
-    let csv_path = sent_dir.path().join("orders.csv");
-    std::fs::write(&png_path, png()).unwrap();
-    std::fs::write(&csv_path, CSV).unwrap();
+    let files = sent_files(&[
+        ("q1.png", &png(), "image/png"),
+        ("orders.csv", CSV.as_bytes(), "text/csv"),
+    ]);
     let alice = SdkClient::new(&url, "JSONRPC", "alice");
     let sent = alice
         .call(
             "send",
-            &[
-                "--text",
-                "Report on these.",
-                "--file",
-                &format!("{}=image/png", png_path.display()),
-                "--file",
-                &format!("{}=text/csv", csv_path.display()),
-                "--return-immediately",
-            ],
+            &send_args("Report on these.", &files, &["--return-immediately"]),
         )
         .await
         .ok();
