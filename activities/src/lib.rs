@@ -377,7 +377,8 @@ impl BatonActivities {
         .await
     }
 
-    /// Pushes one change of a task to a participant's webhook.
+    /// Pushes one change of a task to a participant's webhook: the artifacts it gives (their
+    /// files read from the content store), then its status.
     #[activity(name = "deliver_push")]
     #[allow(
         missing_docs,
@@ -388,7 +389,7 @@ impl BatonActivities {
         _ctx: ActivityContext,
         input: PushDelivery,
     ) -> Result<(), ActivityError> {
-        baton_a2a::webhook::deliver(&self.webhooks, &input)
+        baton_a2a::webhook::deliver(&self.webhooks, &self.content.store, &input)
             .await
             .map_err(|failure| match failure {
                 PushFailure::Refused(why) => non_retryable("push.refused", why),

@@ -6,6 +6,9 @@ use baton_core::ask_participant::{
     ASK_PARTICIPANT, ASK_PARTICIPANT_DESCRIPTION, ask_participant_schema,
 };
 use baton_core::attachments::{ModelView, heading, inline_text, model_view};
+use baton_core::choose_answer_files::{
+    CHOOSE_ANSWER_FILES, CHOOSE_ANSWER_FILES_DESCRIPTION, choose_answer_files_schema,
+};
 use baton_core::context::render_note;
 use baton_core::context_budget::{cut_marker, items_to_cut};
 use baton_core::push_token::hex;
@@ -166,6 +169,11 @@ fn baton_tools() -> Vec<ToolSpec> {
             name: ASK_PARTICIPANT.to_string(),
             description: ASK_PARTICIPANT_DESCRIPTION.to_string(),
             parameters: ask_participant_schema(),
+        },
+        ToolSpec {
+            name: CHOOSE_ANSWER_FILES.to_string(),
+            description: CHOOSE_ANSWER_FILES_DESCRIPTION.to_string(),
+            parameters: choose_answer_files_schema(),
         },
     ]
 }

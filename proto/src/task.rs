@@ -476,6 +476,9 @@ pub struct TaskView {
     /// The files the task's tools gave, in order; a completed task's artifacts carry them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_files: Vec<ToolFile>,
+    /// The files the model chose for its answer; absent: every file the task made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_files: Option<AnswerFiles>,
 }
 
 /// The largest listed view a task keeps in its memo, serialised: a bigger one is left out and
@@ -516,6 +519,7 @@ impl TaskView {
             parent_tasks: input.parent_tasks.clone(),
             earlier: input.earlier.clone(),
             tool_files: Vec::new(),
+            answer_files: None,
         }
     }
 
@@ -662,6 +666,9 @@ pub struct TaskCarry {
     /// The files the task's tools gave, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_files: Vec<ToolFile>,
+    /// The files the model chose for its answer; absent: every file the task made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_files: Option<AnswerFiles>,
 }
 
 /// A file one of the task's MCP tools gave (an image, audio, an embedded resource), kept by
@@ -672,6 +679,33 @@ pub struct ToolFile {
     pub tool: String,
     /// The file.
     pub attachment: Attachment,
+}
+
+/// The files and data parts a task's model chose for its answer (`choose_answer_files`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnswerFiles {
+    /// Each one's artifact id among the files the task made (`tool:<n>`, `<stand-in id>:<n>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ids: Vec<String>,
+}
+
+/// One artifact of a task that has given its answer: the answer's text, or a file or data part
+/// the task made, by reference.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnswerArtifact {
+    /// Unique in the task: `answer`, `tool:<n>`, or `<stand-in id>:<n>` (1-based).
+    pub id: String,
+    /// `answer`, or the file's name (`file <n>` for one that has none).
+    pub name: String,
+    /// What made the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The answer's text; absent for a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The file or data part; absent for the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attachment: Option<Attachment>,
 }
 
 impl TaskCarry {
@@ -702,6 +736,7 @@ impl TaskCarry {
             outbox: Vec::new(),
             ended: Vec::new(),
             tool_files: Vec::new(),
+            answer_files: None,
         }
     }
 }
@@ -897,6 +932,10 @@ pub struct PushDelivery {
     pub message: Option<String>,
     /// When the change happened (workflow time, RFC 3339).
     pub at: String,
+    /// The task's artifacts, pushed before the status, when the change is the one that gives
+    /// the task's answer (it completed, or parked a conversation after its answer).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<AnswerArtifact>,
 }
 
 fn is_zero(n: &u64) -> bool {

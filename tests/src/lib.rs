@@ -16,6 +16,7 @@ pub mod sdk_client;
 pub mod tcp_gate;
 pub mod tls_front;
 pub mod wait;
+pub mod webhook;
 pub mod workflow_harness;
 
 pub use card_server::{

@@ -180,10 +180,12 @@ pub fn follow_remote_task(task_queue: &str, token: &WorkflowCancellationToken) -
         .build()
 }
 
-/// One push to a participant's webhook: at least once, with a few quick retries, on a token of
-/// its own so the pushes of a cancel still go out.
-pub fn deliver_push(token: &WorkflowCancellationToken) -> ActivityOptions {
-    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(10))
+/// One push to a participant's webhook, with `artifacts` artifact updates before its status: at
+/// least once, with a few quick retries, on a token of its own so the pushes of a cancel still
+/// go out. Each POST and the read of the files have time of their own.
+pub fn deliver_push(token: &WorkflowCancellationToken, artifacts: usize) -> ActivityOptions {
+    let posts = 1 + artifacts.min(MAX_PUSHED_ARTIFACTS_TIMED) as u32;
+    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(10) * (posts + 1))
         .retry_policy(
             RetryPolicy::builder()
                 .initial_interval(Duration::from_secs(1))
@@ -194,6 +196,10 @@ pub fn deliver_push(token: &WorkflowCancellationToken) -> ActivityOptions {
         .cancellation_token(token.clone())
         .build()
 }
+
+/// The most artifacts a push is given time for: past it, a push of more fails at its timeout and
+/// is tried again (three attempts in all).
+const MAX_PUSHED_ARTIFACTS_TIMED: usize = 60;
 
 /// The task queue of the follows started by workflows on `task_queue`. A follow holds an
 /// activity slot for as long as its task is parked; on the main queue, a hundred parked

@@ -16,6 +16,7 @@ mod outside_only;
 pub mod push;
 mod registry;
 mod remote_agent;
+pub mod rendering;
 pub mod snapshot;
 mod trace_context;
 pub mod url_fetch;

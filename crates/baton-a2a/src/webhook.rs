@@ -1,6 +1,8 @@
 //! Pushes to a participant's webhook: one change of a Baton task, POSTed as an A2A
-//! `StreamResponse` (`{"statusUpdate": …}`). The token goes in both header spellings agents use;
-//! `Authorization` comes from the config's authentication. Neither is ever logged.
+//! `StreamResponse` (`{"statusUpdate": …}`), after one `{"artifactUpdate": …}` per artifact when
+//! the change gives the task's answer, as a stream sends them. The token goes in both header
+//! spellings agents use; `Authorization` comes from the config's authentication. Neither is
+//! ever logged.
 //!
 //! A webhook URL is a stranger's: the push never follows a redirect, and it connects only to
 //! addresses outside this network (checked on the addresses the name resolves to, at the time
@@ -10,7 +12,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a::{Message, Part, Role, StreamResponse, TaskStatus, TaskStatusUpdateEvent};
+use a2a::{
+    Message, Part, Role, StreamResponse, TaskArtifactUpdateEvent, TaskStatus, TaskStatusUpdateEvent,
+};
+use baton_content::ContentStore;
 use baton_core::a2a_state::to_a2a;
 use baton_core::deployment_key::DeploymentKey;
 use baton_core::extensions::status_metadata;
@@ -20,6 +25,7 @@ use chrono::{DateTime, Utc};
 use url::Url;
 
 use crate::outside_only::OutsideOnly;
+use crate::rendering::{Contents, artifact_of};
 
 const TIMEOUT: Duration = Duration::from_secs(8);
 
@@ -97,8 +103,34 @@ impl Webhooks {
     }
 }
 
-/// POSTs one change to the delivery's webhook.
-pub async fn deliver(webhooks: &Webhooks, delivery: &PushDelivery) -> Result<(), PushFailure> {
+/// POSTs one change to the delivery's webhook: its artifacts first (their files read from
+/// `store`), then its status. An artifact the webhook refuses is left out; one it could not
+/// take now fails the push, to be tried again whole.
+pub async fn deliver(
+    webhooks: &Webhooks,
+    store: &ContentStore,
+    delivery: &PushDelivery,
+) -> Result<(), PushFailure> {
+    if !delivery.artifacts.is_empty() {
+        let contents = Contents::of_artifacts(store, &delivery.task_id, &delivery.artifacts).await;
+        for event in artifact_events(delivery, &contents) {
+            match post(webhooks, delivery, &event).await {
+                Err(PushFailure::Refused(why)) => {
+                    tracing::warn!(task = %delivery.task_id, "an artifact is left out of the push: {why}");
+                }
+                sent => sent?,
+            }
+        }
+    }
+    post(webhooks, delivery, &body(delivery)).await
+}
+
+/// POSTs one event to the delivery's webhook.
+async fn post(
+    webhooks: &Webhooks,
+    delivery: &PushDelivery,
+    event: &StreamResponse,
+) -> Result<(), PushFailure> {
     let refused = |why: String| {
         PushFailure::Refused(format!(
             "webhook {} of task {} is not pushed to: {why}",
@@ -110,7 +142,7 @@ pub async fn deliver(webhooks: &Webhooks, delivery: &PushDelivery) -> Result<(),
     let mut request = http
         .post(url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .json(&body(delivery));
+        .json(event);
     let open = |sealed: &str| {
         webhooks
             .key
@@ -143,15 +175,45 @@ pub async fn deliver(webhooks: &Webhooks, delivery: &PushDelivery) -> Result<(),
             delivery.config.id, delivery.task_id,
         ))
     })?;
-    if !response.status().is_success() {
-        return Err(PushFailure::Failed(format!(
-            "webhook {} of task {} answered {} (a redirect is never followed)",
-            delivery.config.id,
-            delivery.task_id,
-            response.status()
-        )));
+    let status = response.status();
+    if status.is_success() {
+        return Ok(());
     }
-    Ok(())
+    let why = format!(
+        "webhook {} of task {} answered {status} (a redirect is never followed)",
+        delivery.config.id, delivery.task_id,
+    );
+    Err(if worth_retrying(status) {
+        PushFailure::Failed(why)
+    } else {
+        PushFailure::Refused(why)
+    })
+}
+
+/// Whether a webhook that answered `status` may take the same push later: it was busy or
+/// failed, not refusing what it was sent.
+fn worth_retrying(status: reqwest::StatusCode) -> bool {
+    status.is_server_error()
+        || status == reqwest::StatusCode::REQUEST_TIMEOUT
+        || status == reqwest::StatusCode::TOO_MANY_REQUESTS
+}
+
+/// The artifact updates a push sends before its status: one per artifact, whole.
+fn artifact_events(delivery: &PushDelivery, contents: &Contents) -> Vec<StreamResponse> {
+    delivery
+        .artifacts
+        .iter()
+        .map(|artifact| {
+            StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                task_id: delivery.task_id.clone(),
+                context_id: delivery.context_id.clone(),
+                artifact: artifact_of(&delivery.task_id, artifact, contents),
+                append: None,
+                last_chunk: Some(true),
+                metadata: None,
+            })
+        })
+        .collect()
 }
 
 fn body(delivery: &PushDelivery) -> StreamResponse {
@@ -211,6 +273,7 @@ mod tests {
             sub_state: Some("awaiting-answer".into()),
             message: Some("Which ledger?".into()),
             at: "2026-12-02T04:00:00.250Z".into(),
+            artifacts: Vec::new(),
         };
         assert_eq!(
             serde_json::to_value(body(&delivery)).unwrap(),
@@ -261,5 +324,87 @@ mod tests {
             client_kind(&open, "http://127.0.0.1:9000/hook"),
             Ok("anywhere")
         );
+    }
+
+    #[test]
+    fn a_webhook_busy_or_failing_is_tried_again_and_one_that_refuses_is_not() {
+        for (code, again) in [
+            (500, true),
+            (503, true),
+            (408, true),
+            (429, true),
+            (400, false),
+            (401, false),
+            (404, false),
+            (413, false),
+            (302, false),
+        ] {
+            let status = reqwest::StatusCode::from_u16(code).unwrap();
+            assert_eq!(worth_retrying(status), again, "{code}");
+        }
+    }
+
+    #[test]
+    fn the_artifacts_of_an_answer_go_out_as_artifact_updates_in_order() {
+        let delivery = PushDelivery {
+            config: baton_proto::PushConfig {
+                id: "c1".into(),
+                url: "https://hooks.example.com/a".into(),
+                token: None,
+                authentication: None,
+            },
+            task_id: "t1".into(),
+            context_id: "ctx1".into(),
+            state: baton_proto::TaskState::Completed,
+            sub_state: None,
+            message: Some("Here it is.".into()),
+            at: "2026-12-02T04:00:00.250Z".into(),
+            artifacts: vec![
+                baton_proto::AnswerArtifact {
+                    id: "answer".into(),
+                    name: "answer".into(),
+                    description: None,
+                    text: Some("Here it is.".into()),
+                    attachment: None,
+                },
+                baton_proto::AnswerArtifact {
+                    id: "tool:1".into(),
+                    name: "o.csv".into(),
+                    description: Some("given by tool order_csv".into()),
+                    text: None,
+                    attachment: Some(baton_proto::Attachment {
+                        kind: baton_proto::AttachmentKind::File,
+                        name: Some("o.csv".into()),
+                        media_type: "text/csv".into(),
+                        content: Some(baton_proto::ContentRef {
+                            digest: "sha256:aa".into(),
+                            size: 3,
+                        }),
+                        url: None,
+                    }),
+                },
+            ],
+        };
+        let mut contents = Contents::none();
+        contents.insert("sha256:aa".into(), bytes::Bytes::from_static(b"a,b"));
+        let events = artifact_events(&delivery, &contents);
+        let json: Vec<serde_json::Value> = events
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .collect();
+        assert_eq!(
+            json[0]["artifactUpdate"]["artifact"]["artifactId"],
+            "t1:answer"
+        );
+        assert_eq!(json[0]["artifactUpdate"]["lastChunk"], true);
+        assert_eq!(
+            json[1]["artifactUpdate"]["artifact"]["artifactId"],
+            "t1:tool:1"
+        );
+        assert_eq!(
+            json[1]["artifactUpdate"]["artifact"]["parts"][0]["raw"],
+            "YSxi"
+        );
+        assert_eq!(json[1]["artifactUpdate"]["contextId"], "ctx1");
     }
 }

@@ -6,9 +6,11 @@
 #![forbid(unsafe_code)]
 
 pub mod a2a_state;
+pub mod answer;
 pub mod ask_participant;
 pub mod attachments;
 pub mod brief;
+pub mod choose_answer_files;
 pub mod completion;
 pub mod context;
 pub mod context_budget;

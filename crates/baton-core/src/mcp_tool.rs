@@ -5,12 +5,21 @@
 use serde_json::{Map, Value};
 
 use crate::ask_participant::ASK_PARTICIPANT;
+use crate::choose_answer_files::CHOOSE_ANSWER_FILES;
 use crate::roster::clean_field;
 use crate::spawn_subtask::{INVALID_ARGUMENTS, SPAWN_SUBTASK, ToolError};
 use crate::sub_task_reply::REPLY_TO_SUBTASK;
 use crate::tool_result::tool_error_content;
 use crate::turn_bounds::{MAX_TOOL_NAME_CHARS, cut};
 use crate::untrusted::{clean_untrusted_text, render_untrusted};
+
+/// The names of Baton's own tools, which no MCP tool may take.
+pub const BATON_TOOLS: [&str; 4] = [
+    SPAWN_SUBTASK,
+    REPLY_TO_SUBTASK,
+    ASK_PARTICIPANT,
+    CHOOSE_ANSWER_FILES,
+];
 
 /// The label of the untrusted block around a tool's output.
 pub const TOOL_SOURCE: &str = "tool";
@@ -47,7 +56,7 @@ pub fn tool_name_problem(name: &str) -> Option<String> {
             "a tool name may hold only letters, digits, '_' and '-' (got {name:?})"
         ));
     }
-    if [SPAWN_SUBTASK, REPLY_TO_SUBTASK, ASK_PARTICIPANT].contains(&name) {
+    if BATON_TOOLS.contains(&name) {
         return Some(format!("{name} is one of Baton's own tools"));
     }
     None

@@ -2,24 +2,21 @@
 //! and the event log as `StreamResponse` events.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use a2a::{
-    Artifact, Message, Part, PartContent, Role, StreamResponse, Task, TaskArtifactUpdateEvent,
-    TaskStatus, TaskStatusUpdateEvent,
+    Artifact, Message, Part, Role, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatus,
+    TaskStatusUpdateEvent,
 };
-use baton_content::ContentStore;
+use baton_a2a::rendering::{Contents, artifact_of, part_of};
 use baton_core::a2a_state::to_a2a;
-use baton_core::attachments::heading;
+use baton_core::answer::{answer_artifacts, has_answered};
 use baton_core::extensions::status_metadata;
 use baton_core::spawn_subtask::SELF_AGENT;
 use baton_core::sub_tasks::{AWAITING_ANSWER, AWAITING_NEXT_MESSAGE};
 use baton_proto::envelope::{AcceptanceCriterion, ENTITY_KIND_AGENT, EntityRef, ExtensionTaskRef};
 use baton_proto::{
-    Attachment, AttachmentKind, EventEntry, MessageRole, SubTaskRow, TaskEnvelopePayload,
-    TaskEvent, TaskMessage, TaskState, TaskView,
+    EventEntry, MessageRole, SubTaskRow, TaskEnvelopePayload, TaskEvent, TaskMessage, TaskView,
 };
-use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
@@ -36,68 +33,6 @@ pub struct Reader {
     /// extension's payload (tiny-harness's, in its snake_case), since a client that never asked
     /// for an extension is not sent its data.
     pub task_extension: bool,
-}
-
-/// The longest a rendering of a task (GetTask, a stream's artifacts) waits for the bytes of its
-/// files: past it, those not yet read are named instead of sent.
-pub const READ_FOR_RENDERING: Duration = Duration::from_secs(5);
-
-/// The bytes of stored attachments, by digest, read for one rendering of a task.
-#[derive(Debug, Default)]
-pub struct Contents(HashMap<String, Bytes>);
-
-impl Contents {
-    /// None: every stored attachment is rendered as a line that names it.
-    pub fn none() -> Contents {
-        Contents::default()
-    }
-
-    /// Keeps the bytes of `digest`.
-    pub fn insert(&mut self, digest: String, bytes: Bytes) {
-        self.0.insert(digest, bytes);
-    }
-
-    /// The bytes of `attachments` of task `task_id` that `store` holds. One that cannot be read
-    /// now is left out (the rendering names it instead), so a store that is down never keeps a
-    /// caller from its task: reading stops at the first sign that the store is down, and all of
-    /// it takes at most [`READ_FOR_RENDERING`].
-    pub async fn read<'a>(
-        store: &ContentStore,
-        task_id: &str,
-        attachments: impl Iterator<Item = &'a Attachment>,
-    ) -> Contents {
-        let deadline = tokio::time::Instant::now() + READ_FOR_RENDERING;
-        let mut contents = Contents::none();
-        for content in attachments.filter_map(|attachment| attachment.content.as_ref()) {
-            if contents.0.contains_key(&content.digest) {
-                continue;
-            }
-            match tokio::time::timeout_at(deadline, store.get(content)).await {
-                Ok(Ok(bytes)) => contents.insert(content.digest.clone(), bytes),
-                Ok(Err(error)) if !error.is_retryable() => {
-                    tracing::warn!(task = %task_id, "a file of the task is left out of its rendering: {error}");
-                }
-                Ok(Err(error)) => {
-                    tracing::warn!(task = %task_id, "the task's files are left out of its rendering: {error}");
-                    break;
-                }
-                Err(_) => {
-                    tracing::warn!(task = %task_id, "the task's files are left out of its rendering: the content store ({}) gave them not within {}s", store.place(), READ_FOR_RENDERING.as_secs());
-                    break;
-                }
-            }
-        }
-        contents
-    }
-
-    /// The bytes of the files `view` gives as artifacts, once it answered.
-    pub async fn of_artifacts(store: &ContentStore, view: &TaskView) -> Contents {
-        if !has_answered(view.state, view.sub_state.as_deref()) {
-            return Contents::none();
-        }
-        let made = made_files(view).map(|made| made.attachment);
-        Contents::read(store, &view.task_id, made).await
-    }
 }
 
 /// The messages of `view` a rendering with `history_length` (as GetTask defines it; absent: all)
@@ -125,7 +60,7 @@ pub fn task_of(
         id: view.task_id.clone(),
         context_id: context_id.clone(),
         status: status_of(view, &context_id),
-        artifacts: answer_artifacts(view, contents),
+        artifacts: artifacts_of(view, contents),
         history: (!history.is_empty()).then_some(history),
         metadata: Some(metadata_of(view, reader)),
     }
@@ -155,7 +90,7 @@ pub fn events_of(
                 message,
             } => {
                 if has_answered(*state, sub_state.as_deref()) {
-                    let artifacts = answer_artifacts(view, contents).unwrap_or_default();
+                    let artifacts = artifacts_of(view, contents).unwrap_or_default();
                     out.extend(artifacts.into_iter().map(|artifact| {
                         StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
                             task_id: view.task_id.clone(),
@@ -229,75 +164,15 @@ fn status_of(view: &TaskView, context_id: &str) -> TaskStatus {
     }
 }
 
-/// Whether a task in `state` has given its answer, so its artifacts stand: it completed, or it
-/// is a conversation parked after its answer (which a delegating Baton takes as done).
-pub fn has_answered(state: TaskState, sub_state: Option<&str>) -> bool {
-    state == TaskState::Completed
-        || (state == TaskState::InputRequired && sub_state == Some(AWAITING_NEXT_MESSAGE))
-}
-
-/// The artifacts of a task that has answered: its answer, then each file its tools gave and each
-/// file and data part its sub-tasks made.
-fn answer_artifacts(view: &TaskView, contents: &Contents) -> Option<Vec<Artifact>> {
-    let answer = view
-        .last_answer
-        .as_ref()
-        .filter(|_| has_answered(view.state, view.sub_state.as_deref()))?;
-    let answer = Artifact {
-        artifact_id: format!("{}:answer", view.task_id),
-        name: Some("answer".into()),
-        description: None,
-        parts: vec![Part::text(answer.clone())],
-        metadata: None,
-        extensions: None,
-    };
-    let files = made_files(view).map(|made| Artifact {
-        artifact_id: format!("{}:{}", view.task_id, made.id),
-        name: Some(made.attachment.label(made.index)),
-        description: Some(made.by),
-        parts: vec![part_of(made.attachment, made.index, contents)],
-        metadata: None,
-        extensions: None,
-    });
-    Some(std::iter::once(answer).chain(files).collect())
-}
-
-/// A file or data part the task made: one of its tools gave it, or one of its sub-tasks.
-pub struct MadeFile<'a> {
-    /// Unique in the task: `tool:<n>`, or `<stand-in id>:<n>` (1-based).
-    pub id: String,
-    /// Its place among its tool's or sub-task's files (0-based).
-    pub index: usize,
-    /// What made it, as the artifact's description says.
-    pub by: String,
-    /// The file.
-    pub attachment: &'a Attachment,
-}
-
-/// The files and data parts the task made, in order: its tools', then its sub-tasks'.
-pub fn made_files(view: &TaskView) -> impl Iterator<Item = MadeFile<'_>> {
-    let from_tools = view
-        .tool_files
-        .iter()
-        .enumerate()
-        .map(|(index, file)| MadeFile {
-            id: format!("tool:{}", index + 1),
-            index,
-            by: format!("given by tool {}", file.tool),
-            attachment: &file.attachment,
-        });
-    let from_sub_tasks = view.sub_tasks.iter().flat_map(|row| {
-        row.attachments
+/// The artifacts of a task that has answered, as A2A says them; none before.
+fn artifacts_of(view: &TaskView, contents: &Contents) -> Option<Vec<Artifact>> {
+    let artifacts = answer_artifacts(view);
+    (!artifacts.is_empty()).then(|| {
+        artifacts
             .iter()
-            .enumerate()
-            .map(move |(index, attachment)| MadeFile {
-                id: format!("{}:{}", row.stand_in_id, index + 1),
-                index,
-                by: format!("made by sub-task {} on {}", row.name, row.agent),
-                attachment,
-            })
-    });
-    from_tools.chain(from_sub_tasks)
+            .map(|artifact| artifact_of(&view.task_id, artifact, contents))
+            .collect()
+    })
 }
 
 fn metadata_of(view: &TaskView, reader: Reader) -> HashMap<String, Value> {
@@ -423,35 +298,6 @@ fn agent_message(task_id: &str, context_id: &str, id: &str, text: &str) -> Messa
     )
 }
 
-/// One attachment as a part: a file by URL as its URL; stored bytes whole (a data part's as its
-/// JSON value); stored bytes not at hand as a text part that names them.
-fn part_of(attachment: &Attachment, index: usize, contents: &Contents) -> Part {
-    let bytes = attachment
-        .content
-        .as_ref()
-        .and_then(|content| contents.0.get(&content.digest));
-    let content = match (&attachment.url, bytes, attachment.kind) {
-        (Some(url), _, _) => PartContent::Url(url.clone()),
-        (None, Some(bytes), AttachmentKind::Data) => match serde_json::from_slice(bytes) {
-            Ok(value) => PartContent::Data(value),
-            Err(_) => PartContent::Raw(bytes.to_vec()),
-        },
-        (None, Some(bytes), AttachmentKind::File) => PartContent::Raw(bytes.to_vec()),
-        (None, None, _) => {
-            return Part::text(format!(
-                "{} (not available now)",
-                heading(attachment, index)
-            ));
-        }
-    };
-    Part {
-        content,
-        filename: attachment.name.clone(),
-        media_type: Some(attachment.media_type.clone()),
-        metadata: None,
-    }
-}
-
 fn parse_time(at: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(at)
         .ok()
@@ -461,7 +307,9 @@ fn parse_time(at: &str) -> Option<DateTime<Utc>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use baton_proto::{ContentRef, ToolFile};
+    use a2a::PartContent;
+    use baton_proto::{Attachment, AttachmentKind, ContentRef, TaskState, ToolFile};
+    use bytes::Bytes;
 
     fn completed_view() -> TaskView {
         let csv = Attachment {
@@ -618,38 +466,6 @@ mod tests {
         };
         let message = message_with("t-1", "c-1", &empty, &Contents::none());
         assert_eq!(message.parts, vec![Part::text("")]);
-    }
-
-    /// A store that takes connections and never answers: a rendering gives up on its files
-    /// within its bound, not the store's minute of retries per file.
-    #[tokio::test(start_paused = true)]
-    async fn a_rendering_waits_for_a_silent_store_at_most_its_bound() {
-        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let location = baton_content::S3Location {
-            bucket: "b".into(),
-            prefix: "p".into(),
-            region: "us-east-1".into(),
-            endpoint: Some(format!("http://{}", silent.local_addr().unwrap())),
-            keys: Some(baton_content::S3Keys {
-                id: "k".into(),
-                secret: "s".into(),
-            }),
-        };
-        let store = ContentStore::s3(&location, Duration::from_secs(60)).unwrap();
-        let files: Vec<Attachment> = (0..3)
-            .map(|n| Attachment {
-                content: Some(ContentRef {
-                    digest: format!("sha256:{n:064}"),
-                    size: 1,
-                }),
-                ..completed_view().tool_files[0].attachment.clone()
-            })
-            .collect();
-        let started = tokio::time::Instant::now();
-        let contents = Contents::read(&store, "t-1", files.iter()).await;
-        assert!(contents.0.is_empty());
-        assert!(started.elapsed() <= READ_FOR_RENDERING + Duration::from_secs(1));
-        drop(silent);
     }
 
     #[test]

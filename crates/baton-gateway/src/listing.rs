@@ -10,6 +10,7 @@
 
 use a2a::{A2AError, ListTasksRequest, ListTasksResponse};
 use a2a_server::ServiceParams;
+use baton_a2a::rendering::Contents;
 use baton_core::a2a_state::from_a2a;
 use baton_proto::TaskView;
 use baton_proto::temporal::memo::LISTED_TASK;
@@ -17,7 +18,7 @@ use chrono::{DateTime, Utc};
 use futures::StreamExt;
 use temporalio_client::{WorkflowExecution, WorkflowListOptions};
 
-use crate::a2a_task::{Contents, task_of};
+use crate::a2a_task::task_of;
 use crate::extensions::task_reader;
 use crate::identity::{CallerKind, caller};
 use crate::listing_cache::{ListingCache, ListingKey};

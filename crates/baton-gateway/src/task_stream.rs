@@ -4,12 +4,14 @@
 use std::sync::Arc;
 
 use a2a::{A2AError, StreamResponse, Task};
+use baton_a2a::rendering::Contents;
 use baton_content::ContentStore;
+use baton_core::answer::{answer_artifacts, has_answered};
 use baton_proto::{TaskEvent, TaskState, TaskView};
 use futures::stream::BoxStream;
 use tokio_stream::wrappers::ReceiverStream;
 
-use crate::a2a_task::{Contents, events_of, has_answered};
+use crate::a2a_task::events_of;
 use crate::tasks::Tasks;
 
 /// When a stream of events ends.
@@ -106,7 +108,8 @@ impl Tasks {
                         matches!(&e.event, TaskEvent::Status { state, sub_state, .. } if has_answered(*state, sub_state.as_deref()))
                     });
                     let contents = if answers {
-                        Contents::of_artifacts(&content, &view).await
+                        Contents::of_artifacts(&content, &view.task_id, &answer_artifacts(&view))
+                            .await
                     } else {
                         Contents::none()
                     };

@@ -154,6 +154,9 @@ fn carry() -> TaskCarry {
         outbox: vec![delivery()],
         ended: vec![delegation_end()],
         tool_files: vec![tool_file()],
+        answer_files: Some(AnswerFiles {
+            ids: vec!["tool:1".into()],
+        }),
     }
 }
 
@@ -294,6 +297,9 @@ fn view() -> TaskView {
         parent_tasks: vec![task_ref()],
         earlier: vec![task_message()],
         tool_files: vec![tool_file()],
+        answer_files: Some(AnswerFiles {
+            ids: vec!["tool:1".into()],
+        }),
     }
 }
 
@@ -621,6 +627,17 @@ fn delivery() -> PushDelivery {
         sub_state: Some("awaiting-next-message".into()),
         message: Some("The March ledger balances.".into()),
         at: "2026-11-29T10:00:03.000Z".into(),
+        artifacts: vec![answer_artifact()],
+    }
+}
+
+fn answer_artifact() -> AnswerArtifact {
+    AnswerArtifact {
+        id: "tool:1".into(),
+        name: "chart.png".into(),
+        description: Some("given by tool chart".into()),
+        text: Some("The chart.".into()),
+        attachment: Some(attachment()),
     }
 }
 

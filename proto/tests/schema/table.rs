@@ -39,6 +39,8 @@ pub const MESSAGES: &[(&str, RoundTrip)] = &[
     ("ContentRef", via::<ContentRef>),
     ("Attachment", via::<Attachment>),
     ("ToolFile", via::<ToolFile>),
+    ("AnswerArtifact", via::<AnswerArtifact>),
+    ("AnswerFiles", via::<AnswerFiles>),
     ("RemoteFiles", via::<RemoteFiles>),
     ("EventEntry", via::<EventEntry>),
     ("TaskEvent", via::<TaskEvent>),

@@ -2,6 +2,7 @@
 //! details), delivering pushes, and the two ends, COMPLETED and FAILED.
 
 use baton_activities::BatonActivities;
+use baton_core::answer::answer_artifacts;
 use baton_proto::temporal::memo::LISTED_TASK;
 use baton_proto::temporal::search_attributes::{
     A2A_CONTEXT_ID, A2A_STATUS_TIMESTAMP, A2A_TASK_STATE,
@@ -41,10 +42,12 @@ impl TaskWorkflow {
             parent_tasks: self.input.parent_tasks.clone(),
             earlier: self.input.earlier.clone(),
             tool_files: self.durable.tool_files.clone(),
+            answer_files: self.durable.answer_files.clone(),
         }
     }
 
-    /// Records a status: the state, its event in the log, and a push of it to each webhook.
+    /// Records a status: the state, its event in the log, and a push of it to each webhook (with
+    /// the task's artifacts, when the status gives its answer).
     /// Returns what the status says: its message, or the last answer once the task stops.
     pub(super) fn record_status(
         &mut self,
@@ -76,6 +79,11 @@ impl TaskWorkflow {
             .context_id
             .clone()
             .unwrap_or_else(|| task_id.to_string());
+        let artifacts = if self.durable.push_configs.is_empty() {
+            Vec::new()
+        } else {
+            answer_artifacts(&self.view(task_id))
+        };
         for config in &self.durable.push_configs {
             self.durable.outbox.push(PushDelivery {
                 config: config.clone(),
@@ -85,6 +93,7 @@ impl TaskWorkflow {
                 sub_state: sub_state.clone(),
                 message: says.clone(),
                 at: at.clone(),
+                artifacts: artifacts.clone(),
             });
         }
         says
@@ -175,10 +184,11 @@ pub(super) async fn deliver_pushes(ctx: &mut WorkflowContext<TaskWorkflow>) {
     let detached = WorkflowCancellationToken::new();
     for delivery in deliveries {
         let summary = format!("push {} to webhook {}", delivery.state, delivery.config.id);
+        let options = policies::deliver_push(&detached, delivery.artifacts.len());
         ctx.execute_activity(
             BatonActivities::deliver_push,
             delivery,
-            policies::summarized(policies::deliver_push(&detached), summary),
+            policies::summarized(options, summary),
         )
         .await
         .ok();

@@ -5,9 +5,12 @@ use std::collections::BTreeSet;
 
 use baton_activities::BatonActivities;
 use baton_core::ask_participant::{ASK_PARTICIPANT, ASKED_CONTENT, validate_ask};
+use baton_core::choose_answer_files::{
+    CHOOSE_ANSWER_FILES, choose, chosen_content, validate_choice,
+};
 use baton_core::completion::{Completion, decide_completion};
 use baton_core::context::render_task_section;
-use baton_core::mcp_tool::tool_failure_content;
+use baton_core::mcp_tool::{BATON_TOOLS, tool_failure_content};
 use baton_core::spawn_subtask::{SPAWN_SUBTASK, ToolError, pick_attachments, validate_spawn};
 use baton_core::sub_task_reply::REPLY_TO_SUBTASK;
 use baton_core::sub_tasks::AWAITING_NEXT_MESSAGE;
@@ -253,11 +256,25 @@ pub(super) async fn run_tool_call(
             Err(error) => tool_error_content(&error),
         };
     }
+    if call.name == CHOOSE_ANSWER_FILES {
+        let task_id = ctx.workflow_id().to_string();
+        let chosen = validate_choice(&call.arguments).and_then(|names| {
+            let files = choose(&names, &ctx.state(|s| s.view(&task_id)))?;
+            Ok((names, files))
+        });
+        return match chosen {
+            Ok((names, files)) => {
+                ctx.state_mut(|s| s.durable.answer_files = Some(files));
+                chosen_content(&names)
+            }
+            Err(error) => tool_error_content(&error),
+        };
+    }
     if let Some(tool) = turn.mcp_tools.iter().find(|tool| tool.name == call.name) {
         return call_mcp_tool(ctx, call, tool).await;
     }
     if call.name != SPAWN_SUBTASK {
-        let available: Vec<String> = [SPAWN_SUBTASK, REPLY_TO_SUBTASK, ASK_PARTICIPANT]
+        let available: Vec<String> = BATON_TOOLS
             .into_iter()
             .map(str::to_string)
             .chain(turn.mcp_tools.iter().map(|tool| tool.name.clone()))

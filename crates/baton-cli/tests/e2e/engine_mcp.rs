@@ -87,6 +87,7 @@ async fn a_stdio_server_s_tools_answer_fail_and_hang_without_failing_the_task() 
             "spawn_subtask",
             "reply_to_subtask",
             "ask_participant",
+            "choose_answer_files",
             "get_order",
             "refund",
             "cancel_order",
@@ -231,6 +232,7 @@ async fn an_http_server_s_tool_answers_a_task() {
             "spawn_subtask",
             "reply_to_subtask",
             "ask_participant",
+            "choose_answer_files",
             "shout"
         ]
     );

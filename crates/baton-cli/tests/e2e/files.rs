@@ -15,6 +15,7 @@ use baton_tests::s3_server::{S3Server, TEST_KEY_ID, TEST_SECRET};
 use baton_tests::sdk_client::SdkClient;
 use baton_tests::tcp_gate::TcpGate;
 use baton_tests::wait::poll_until;
+use baton_tests::webhook::Webhook;
 use baton_tests::{CardServer, PythonPeer, card_server_response, venv_program, workspace};
 use serde_json::json;
 
@@ -534,6 +535,18 @@ const ORDER_CSV: &str = "sku,item,qty\nL1,walnut desk lamp,1\n";
 /// An MCP tool that answers with an image and an embedded CSV resource: both become files of
 /// the task, the model reads them (the image as an image), the caller gets them as artifacts
 /// byte for byte, and history holds references only.
+/// `config` with the test MCP server `shop`, whose `order_files` gives an image and a CSV.
+fn with_shop_tools(config: WorkerConfig) -> WorkerConfig {
+    config.with_push_receiver().mcp_server(&format!(
+        "id = \"shop\"\ncommand = {:?}\nargs = [{:?}, \"--transport\", \"stdio\"]",
+        venv_program("python").display().to_string(),
+        workspace()
+            .join("tests/peers/mcp_server.py")
+            .display()
+            .to_string(),
+    ))
+}
+
 #[tokio::test]
 async fn a_tools_image_and_resource_are_files_of_the_task() {
     let temporal = TestTemporal::start().await;
@@ -546,22 +559,18 @@ async fn a_tools_image_and_resource_are_files_of_the_task() {
     })
     .await;
     let content = tempfile::tempdir().unwrap();
-    let mut config = WorkerConfig::new(&temporal, &model.base_url())
-        .with_push_receiver()
-        .mcp_server(&format!(
-            "id = \"shop\"\ncommand = {:?}\nargs = [{:?}, \"--transport\", \"stdio\"]",
-            venv_program("python").display().to_string(),
-            workspace()
-                .join("tests/peers/mcp_server.py")
-                .display()
-                .to_string(),
-        ));
+    let mut config = with_shop_tools(WorkerConfig::new(&temporal, &model.base_url()));
     config.content = vec![format!("directory = {:?}", content.path())];
+    config.allow_private_push_urls = true;
     let url = config.base_url.clone().unwrap();
     let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let webhook = Webhook::start().await;
     let alice = SdkClient::new(&url, "JSONRPC", "alice");
     let sent = alice
-        .call("send", &["--text", "Show me order 1042."])
+        .call(
+            "send",
+            &["--text", "Show me order 1042.", "--push-url", &webhook.url],
+        )
         .await
         .ok();
     let task = &sent[0]["task"];
@@ -604,6 +613,30 @@ async fn a_tools_image_and_resource_are_files_of_the_task() {
     assert_eq!(artifacts[2]["parts"][0]["raw"], BASE64.encode(ORDER_CSV));
     assert_eq!(artifacts[2]["parts"][0]["filename"], "items.csv");
 
+    // The webhook gets the same artifacts, whole, before the status that completes the task.
+    let pushed = webhook
+        .wait_for("the completion pushed", |pushed| {
+            pushed
+                .iter()
+                .any(|(_, body)| body["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED")
+        })
+        .await;
+    let pushed: Vec<&serde_json::Value> = pushed.iter().map(|(_, body)| body).collect();
+    let completed = pushed
+        .iter()
+        .position(|body| body["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED")
+        .unwrap();
+    let pushed_artifacts: Vec<&serde_json::Value> = pushed[..completed]
+        .iter()
+        .filter_map(|body| body.get("artifactUpdate"))
+        .map(|update| &update["artifact"])
+        .collect();
+    assert_eq!(pushed_artifacts.len(), artifacts.len(), "{pushed:?}");
+    for (pushed, got) in pushed_artifacts.iter().zip(artifacts) {
+        assert_eq!(pushed["artifactId"], got["artifactId"]);
+        assert_eq!(pushed["parts"], got["parts"]);
+    }
+
     let task_id = task["id"].as_str().unwrap();
     let history = history_text(temporal.history(task_id).await).await;
     assert!(history.contains("sha256:"), "no reference");
@@ -612,6 +645,55 @@ async fn a_tools_image_and_resource_are_files_of_the_task() {
         "the history holds a tool file's bytes"
     );
     assert_eq!(files_under(content.path()).len(), 2);
+}
+
+/// The model names the files its answer gives: only those reach the caller; a name the task made
+/// no file of is refused with the names it did make, and nothing changes.
+#[tokio::test]
+async fn the_model_chooses_which_files_its_answer_gives() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::responding(|request| {
+        let text = all_text(request);
+        if text.contains("your answer will give: items.csv") {
+            reply("Here are the items of order 1042.")
+        } else if text.contains("it made: items.csv") {
+            call("choose_answer_files", json!({"attachments": ["items.csv"]}))
+        } else if text.contains("The files tool order_files gave") {
+            call(
+                "choose_answer_files",
+                json!({"attachments": ["invoice.pdf"]}),
+            )
+        } else {
+            call("order_files", json!({"order": "1042"}))
+        }
+    })
+    .await;
+    let config = with_shop_tools(WorkerConfig::new(&temporal, &model.base_url()));
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let sent = SdkClient::new(&url, "JSONRPC", "alice")
+        .call("send", &["--text", "Send me the items of order 1042."])
+        .await
+        .ok();
+    let task = &sent[0]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
+    assert_eq!(
+        model.requests().len(),
+        4,
+        "the call, two choices, the answer"
+    );
+    let artifacts = task["artifacts"].as_array().unwrap();
+    let names: Vec<&str> = artifacts
+        .iter()
+        .map(|artifact| artifact["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["answer", "items.csv"], "{artifacts:?}");
+    assert_eq!(artifacts[1]["parts"][0]["raw"], BASE64.encode(ORDER_CSV));
+    let refused = all_text(&model.requests()[2]);
+    assert!(
+        refused.contains("this task made no file 'invoice.pdf'; it made: items.csv"),
+        "{refused}"
+    );
 }
 
 /// Two hops: a client sends a PNG and a CSV to one Baton, which delegates them to a second

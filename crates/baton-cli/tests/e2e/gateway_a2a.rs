@@ -10,6 +10,7 @@ use baton_tests::fake_model::{FakeModel, Scripted, reply};
 use baton_tests::oidc_issuer::OidcIssuer;
 use baton_tests::sdk_client::SdkClient;
 use baton_tests::wait::{HANG_GUARD, poll_until};
+use baton_tests::webhook::Webhook;
 use serde_json::{Value, json};
 
 fn replies(n: usize) -> Vec<Scripted> {
@@ -563,60 +564,6 @@ async fn list_tasks_shows_new_tasks_and_their_changes_through_either_gateway() {
     assert_eq!(model.requests().len(), 3);
 }
 
-/// Every push a webhook received: its headers and body.
-type Received = std::sync::Arc<std::sync::Mutex<Vec<(axum::http::HeaderMap, Value)>>>;
-
-/// A webhook of the test's own on 127.0.0.1 that records what arrives; stopped on drop.
-struct Webhook {
-    url: String,
-    seen: Received,
-    server: tokio::task::JoinHandle<()>,
-}
-
-impl Webhook {
-    async fn start() -> Webhook {
-        let seen = Received::default();
-        let app = axum::Router::new().route(
-            "/hook",
-            axum::routing::post({
-                let seen = seen.clone();
-                move |headers: axum::http::HeaderMap, axum::Json(body): axum::Json<Value>| {
-                    let seen = seen.clone();
-                    async move {
-                        seen.lock().unwrap().push((headers, body));
-                        axum::http::StatusCode::OK
-                    }
-                }
-            }),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/hook", listener.local_addr().unwrap());
-        let server = tokio::spawn(async move {
-            axum::serve(listener, app).await.ok();
-        });
-        Webhook { url, seen, server }
-    }
-
-    /// Waits until what arrived so far satisfies `done`; returns all of it.
-    async fn wait_for(
-        &self,
-        what: &str,
-        done: impl Fn(&[(axum::http::HeaderMap, Value)]) -> bool,
-    ) -> Vec<(axum::http::HeaderMap, Value)> {
-        poll_until(what, HANG_GUARD, || async {
-            let seen = self.seen.lock().unwrap().clone();
-            done(&seen).then_some(seen)
-        })
-        .await
-    }
-}
-
-impl Drop for Webhook {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
-
 #[tokio::test]
 async fn push_configs_are_kept_with_the_task_and_changes_are_pushed_to_the_webhook() {
     let agent = agent_taking_local_webhooks().await;
@@ -687,7 +634,21 @@ async fn push_configs_are_kept_with_the_task_and_changes_are_pushed_to_the_webho
             ["TASK_STATE_WORKING", "TASK_STATE_INPUT_REQUIRED"],
             "{pushed:?}"
         );
-        let (headers, body) = &pushed[1];
+        // The park gives the answer, so its artifact goes out before the status, as a stream
+        // sends it.
+        let answer = &pushed[1].1["artifactUpdate"];
+        assert_eq!(
+            answer["artifact"]["artifactId"],
+            format!("{task_id}:answer")
+        );
+        assert!(
+            answer["artifact"]["parts"][0]["text"]
+                .as_str()
+                .is_some_and(|text| text.starts_with("answer")),
+            "{answer}"
+        );
+        assert_eq!(pushed.len(), 3, "{pushed:?}");
+        let (headers, body) = &pushed[2];
         assert_eq!(headers["a2a-notification-token"], "tok-1");
         assert_eq!(headers["x-a2a-notification-token"], "tok-1");
         assert_eq!(headers["authorization"], "Bearer secret-1");

@@ -15,9 +15,11 @@ use a2a::{
 };
 use a2a_server::{RequestHandler, ServiceParams};
 use async_trait::async_trait;
+use baton_a2a::rendering::Contents;
 use baton_a2a::url_fetch::UrlFetcher;
 use baton_a2a::webhook::{self, Webhooks};
 use baton_content::ContentStore;
+use baton_core::answer::answer_artifacts;
 use baton_proto::temporal::{TaskWorkflow, task_workflow};
 use baton_proto::{PushConfig, PushDelivery, TaskView};
 use futures::stream::BoxStream;
@@ -25,7 +27,7 @@ use temporalio_client::errors::WorkflowInteractionError;
 use temporalio_client::{Client, WorkflowCancelOptions, WorkflowExecuteUpdateOptions};
 use temporalio_common::UpdateDefinition;
 
-use crate::a2a_task::{Contents, has_answered, kept_messages, made_files, task_of};
+use crate::a2a_task::{kept_messages, task_of};
 use crate::config::GatewayConfig;
 use crate::extensions::{check_extensions, sender_reader, task_reader};
 use crate::listing::{Freshness, list_tasks};
@@ -81,13 +83,11 @@ impl TemporalHandler {
     /// One that cannot be read now is left out (the rendering names it instead), so a store
     /// that is down never keeps a caller from its task.
     pub(crate) async fn contents(&self, view: &TaskView, history_length: Option<i32>) -> Contents {
-        let artifacts = made_files(view)
-            .map(|made| made.attachment)
-            .filter(|_| has_answered(view.state, view.sub_state.as_deref()));
+        let artifacts = answer_artifacts(view);
         let stored = kept_messages(view, history_length)
             .iter()
             .flat_map(|message| &message.attachments)
-            .chain(artifacts);
+            .chain(artifacts.iter().filter_map(|a| a.attachment.as_ref()));
         Contents::read(&self.content, &view.task_id, stored).await
     }
 
@@ -121,8 +121,8 @@ impl TemporalHandler {
         updated?.map_err(|e| update_error(task_id, doing, e))
     }
 
-    /// A config registered on a task that has ended: the webhook gets the final state once,
-    /// now, since nothing more will happen to the task; the config is not kept (it lives until
+    /// A config registered on a task that has ended: the webhook gets the final state once (with
+    /// the task's artifacts, when it completed), now, since nothing more will happen to the task; the config is not kept (it lives until
     /// the task ends, which it has). A webhook that cannot be reached is the caller's error.
     async fn push_final_state(
         &self,
@@ -142,9 +142,10 @@ impl TemporalHandler {
                 .clone()
                 .or_else(|| view.last_answer.clone()),
             at: view.updated_at.clone().unwrap_or_default(),
+            artifacts: answer_artifacts(view),
             config,
         };
-        webhook::deliver(&self.webhooks, &delivery)
+        webhook::deliver(&self.webhooks, &self.content, &delivery)
             .await
             .map_err(|failure| {
                 A2AError::invalid_params(format!(
