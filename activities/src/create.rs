@@ -21,9 +21,12 @@ use std::time::Duration;
 use a2a::{Message, Part, PartContent, Role, StreamResponse, Task};
 use baton_a2a::snapshot::{after_event, message_text, of_status_update, of_task};
 use baton_a2a::{AgentError, RemoteAgent};
+use baton_core::delegation_chain::chain_as_sent;
 use baton_core::display::one_line;
 use baton_core::extensions::{DEADLINE_EXTENSION, ENVELOPE_MEDIA_TYPE};
-use baton_proto::{CancelContextIn, RemoteSnapshot, StartAgentTaskIn, StartAgentTaskOut};
+use baton_core::spawn_subtask::SELF_AGENT;
+use baton_proto::envelope::ExtensionTaskRef;
+use baton_proto::{CancelContextIn, RemoteSnapshot, StartAgentTaskIn, StartAgentTaskOut, TaskRef};
 use futures::StreamExt;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 
@@ -224,6 +227,26 @@ async fn adopt(
             Ok(Some(listed))
         }
     }
+}
+
+/// The brief as its agent reads it: the tasks of the chain on this agent named with `identity`,
+/// unless the agent is this one (`self`), for which they stay unnamed.
+pub fn chain_named(mut input: StartAgentTaskIn, identity: &str) -> StartAgentTaskIn {
+    if input.agent == SELF_AGENT {
+        return input;
+    }
+    if let Some(chain) = input
+        .envelope
+        .as_mut()
+        .and_then(|envelope| envelope.payload.parent_tasks.as_mut())
+    {
+        let tasks: Vec<TaskRef> = chain.iter().map(TaskRef::from).collect();
+        *chain = chain_as_sent(&tasks, identity)
+            .iter()
+            .map(ExtensionTaskRef::from)
+            .collect();
+    }
+    input
 }
 
 /// The brief: one text part, then `files`, and, when the card advertises the task extension,

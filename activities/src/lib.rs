@@ -27,15 +27,16 @@ use baton_a2a::webhook::{PushFailure, Webhooks};
 use baton_a2a::{Registry, RemoteAgent};
 use baton_content::ContentStore;
 use baton_core::deadline::delegation_deadline;
+use baton_core::delegation_chain::{RosterAgent, closed_agents};
 use baton_mcp::McpServers;
 use baton_metrics::ToolCallOutcome;
 use baton_model::ModelProvider;
 use baton_proto::failure_types::AGENT_UNKNOWN;
 use baton_proto::{
-    CancelContextIn, DelegationEnd, DeletePushIn, FollowIn, FollowOut, InvokeModelIn,
+    CancelContextIn, ClosedAgent, DelegationEnd, DeletePushIn, FollowIn, FollowOut, InvokeModelIn,
     InvokeModelOut, InvokeToolIn, InvokeToolOut, PushDelivery, RemoteFiles, RemoteReplyIn,
     RemoteReplyOut, RemoteSnapshot, RemoteTaskIn, RemoteWatch, StartAgentTaskIn, StartAgentTaskOut,
-    TaskFailure,
+    TaskFailure, TaskRef,
 };
 use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
@@ -103,6 +104,10 @@ pub struct BatonActivities {
     task_queue: String,
     /// The local activities with effects outside Temporal this process has run.
     once_per_run: Arc<OncePerRun>,
+    /// How this agent names itself in the chains of parent tasks its briefs carry.
+    identity: String,
+    /// `agent.max_delegation_depth`.
+    max_delegation_depth: u32,
 }
 
 /// Where the files and data of tasks are kept, and the largest part a task keeps (`[content]`).
@@ -149,7 +154,15 @@ impl BatonActivities {
             ),
             task_queue,
             once_per_run: Arc::default(),
+            identity: baton_config::agent_card::agent_identity(server),
+            max_delegation_depth: baton_config::DEFAULT_MAX_DELEGATION_DEPTH,
         }
+    }
+
+    /// Bounds chains of delegations at `depth` (`agent.max_delegation_depth`).
+    pub fn with_max_delegation_depth(mut self, depth: u32) -> Self {
+        self.max_delegation_depth = depth;
+        self
     }
 
     /// Calls the tools of `mcp`, which the prefix offers.
@@ -223,6 +236,7 @@ impl BatonActivities {
             };
             return Ok(StartAgentTaskOut::Failed { reason });
         };
+        let input = create::chain_named(input, &self.identity);
         let deadline = delegation_deadline(agent.deadline(), input.deadline_secs);
         let files = match brief_parts(&agent, &self.content.store, &input.attachments).await {
             Ok(files) => files,
@@ -377,6 +391,29 @@ impl BatonActivities {
         .await
     }
 
+    /// The agents of `roster` a task whose chain of parent tasks is `chain` may not delegate to.
+    fn closed_agents(&self, chain: &[TaskRef], roster: &[String]) -> Vec<ClosedAgent> {
+        let agents: Vec<(&String, Option<Arc<RemoteAgent>>)> = roster
+            .iter()
+            .map(|id| (id, self.registry.get(id)))
+            .collect();
+        let entries: Vec<RosterAgent<'_>> = agents
+            .iter()
+            .map(|(id, agent)| RosterAgent {
+                id,
+                interfaces: agent.as_ref().map_or_else(Vec::new, |agent| {
+                    agent
+                        .card()
+                        .supported_interfaces
+                        .iter()
+                        .map(|interface| interface.url.as_str())
+                        .collect()
+                }),
+            })
+            .collect();
+        closed_agents(chain, &entries, &self.identity, self.max_delegation_depth)
+    }
+
     /// Pushes one change of a task to a participant's webhook: the artifacts it gives (their
     /// files read from the content store), then its status.
     #[activity(name = "deliver_push")]
@@ -472,6 +509,7 @@ impl BatonActivities {
         input: InvokeModelIn,
     ) -> Result<InvokeModelOut, ActivityError> {
         let task_id = input.task_id.clone();
+        let chain = input.parent_tasks.clone();
         let prefix = self
             .prefixes
             .for_turn(input.roster.as_ref().map(|roster| roster.agents.as_slice()))
@@ -493,8 +531,9 @@ impl BatonActivities {
         let metrics = baton_metrics::global();
         let info = ctx.info();
         match turn {
-            Ok(out) => {
+            Ok(mut out) => {
                 metrics.model_turn_answered(&info.task_queue, out.input_tokens, out.output_tokens);
+                out.closed_agents = self.closed_agents(&chain, &out.agents);
                 Ok(out)
             }
             Err(error) => {

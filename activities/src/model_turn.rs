@@ -149,6 +149,8 @@ pub async fn invoke(
         agents: prefix.agent_ids.clone(),
         cut: cut as u32,
         mcp_tools: prefix.mcp_tools.clone(),
+        // The agents this task may not reach: the activity adds them from the task's chain.
+        closed_agents: Vec::new(),
     })
 }
 

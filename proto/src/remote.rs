@@ -362,6 +362,9 @@ pub struct InvokeModelIn {
     /// again; absent on the first turn, which gets the roster as it stands.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roster: Option<TaskRoster>,
+    /// The task's chain of parent tasks, root first, which bounds where it may delegate.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parent_tasks: Vec<crate::TaskRef>,
 }
 
 /// The agents a task's model is shown for the task's life: the roster of its first turn.
@@ -398,6 +401,22 @@ pub struct InvokeModelOut {
     /// may take, each with whether a failed call may be tried again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_tools: Vec<OfferedTool>,
+    /// The agents of the roster this task may not delegate to, and why; none for a task
+    /// that may delegate to all (and in histories from before the bound).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub closed_agents: Vec<ClosedAgent>,
+}
+
+/// An agent a task may not delegate to: it is already in the task's chain, or the chain is as
+/// deep as the worker allows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClosedAgent {
+    /// The agent's id in the roster.
+    pub agent: String,
+    /// `delegation.cycle` or `delegation.too_deep`.
+    pub code: String,
+    /// Why, for the model.
+    pub reason: String,
 }
 
 /// One MCP tool a turn offered.

@@ -1051,6 +1051,7 @@ fn turn(text: Option<&str>, tool_calls: Vec<ToolCallRecord>) -> InvokeModelOut {
         agents: ROSTER.map(str::to_string).to_vec(),
         cut: 0,
         mcp_tools: Vec::new(),
+        closed_agents: Vec::new(),
     }
 }
 

@@ -270,7 +270,8 @@ pub async fn activities(
         deployment.clone(),
         settings.temporal.task_queue.clone(),
     )
-    .with_mcp_servers(mcp))
+    .with_mcp_servers(mcp)
+    .with_max_delegation_depth(settings.agent.max_delegation_depth))
 }
 
 /// Fetches the cards that could not be fetched at startup again, in the background. Each agent

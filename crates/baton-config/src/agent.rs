@@ -14,16 +14,40 @@ pub struct AgentSettings {
     /// What this agent is for, in the operator's words (`instructions`, or the text of
     /// `instructions_file`); none by default.
     pub instructions: Option<String>,
+    /// How many delegations below its root task a task may be and still delegate; default 8.
+    pub max_delegation_depth: u32,
 }
 
 const DEFAULT_ID: &str = "baton";
+
+/// `agent.max_delegation_depth` when unset.
+pub const DEFAULT_MAX_DELEGATION_DEPTH: u32 = 8;
+/// The deepest `agent.max_delegation_depth` may be: a brief carries at most 64 parent tasks.
+const MAX_DELEGATION_DEPTH: i64 = 64;
 
 /// The most instructions an agent takes: they go in front of every model turn.
 pub const INSTRUCTIONS_MAX_BYTES: usize = 32 * 1024;
 
 pub(crate) fn read(field: Field<'_>, base_dir: &Path, errors: &mut Errors) -> AgentSettings {
     let section = field.section("a table like [agent]", errors);
-    section.refuse_unknown(&["id", "instructions", "instructions_file"], errors);
+    section.refuse_unknown(
+        &[
+            "id",
+            "instructions",
+            "instructions_file",
+            "max_delegation_depth",
+        ],
+        errors,
+    );
+    let max_delegation_depth = section
+        .field("max_delegation_depth")
+        .count_between(
+            "an integer number of delegations like 8",
+            (1, MAX_DELEGATION_DEPTH),
+            "",
+            errors,
+        )
+        .map_or(DEFAULT_MAX_DELEGATION_DEPTH, |depth| depth as u32);
     let instructions = read_instructions(
         section.field("instructions"),
         section.field("instructions_file"),
@@ -48,6 +72,7 @@ pub(crate) fn read(field: Field<'_>, base_dir: &Path, errors: &mut Errors) -> Ag
     AgentSettings {
         id: id.to_owned(),
         instructions,
+        max_delegation_depth,
     }
 }
 
@@ -133,6 +158,30 @@ mod tests {
     }
 
     #[test]
+    fn max_delegation_depth_defaults_to_8_and_takes_1_to_64() {
+        assert_eq!(parse("").unwrap().agent.max_delegation_depth, 8);
+        assert_eq!(
+            parse("[agent]\nmax_delegation_depth = 2")
+                .unwrap()
+                .agent
+                .max_delegation_depth,
+            2
+        );
+        for bad in ["0", "65", "-1"] {
+            assert_only_error(
+                &format!("[agent]\nmax_delegation_depth = {bad}"),
+                "agent.max_delegation_depth",
+                &format!("must be between 1 and 64 (got {bad})"),
+            );
+        }
+        assert_only_error(
+            "[agent]\nmax_delegation_depth = \"deep\"",
+            "agent.max_delegation_depth",
+            "must be an integer number of delegations like 8 (got a string)",
+        );
+    }
+
+    #[test]
     fn id_must_be_a_string() {
         assert_only_error(
             "[agent]\nid = 7",
@@ -155,7 +204,7 @@ mod tests {
         assert_only_error(
             "[agent]\nname = \"x\"",
             "agent.name",
-            "unknown setting (allowed: id, instructions, instructions_file)",
+            "unknown setting (allowed: id, instructions, instructions_file, max_delegation_depth)",
         );
     }
 

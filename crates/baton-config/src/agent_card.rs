@@ -21,10 +21,17 @@ const DEFAULT_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Where other agents reach this one: `server.base_url`, else `http://<server.bind>`.
 pub fn public_url(settings: &Settings) -> Url {
-    settings.server.base_url.clone().unwrap_or_else(|| {
-        Url::parse(&format!("http://{}", settings.server.bind))
-            .expect("a socket address always makes a valid http URL")
-    })
+    settings.server.public_url()
+}
+
+/// How this agent names itself in the chain of parent tasks its briefs carry: the URL of its
+/// HTTP+JSON interface, as its card publishes it.
+pub fn agent_identity(server: &crate::ServerSettings) -> String {
+    server
+        .public_url()
+        .as_str()
+        .trim_end_matches('/')
+        .to_string()
 }
 
 /// Where gRPC clients reach the agent, in the form `[card] grpc_url` asks: the origin of the

@@ -34,7 +34,7 @@ mod worker_tuning;
 #[cfg(test)]
 mod test_support;
 
-pub use agent::AgentSettings;
+pub use agent::{AgentSettings, DEFAULT_MAX_DELEGATION_DEPTH};
 pub use agent_auth::{AgentAuth, ClientCredentials, EnvSecret};
 pub use agents::{
     DEFAULT_CREATE_TIMEOUT, DEFAULT_DEADLINE, DEFAULT_LISTING_WAIT, DEFAULT_PUSH_SAFETY_FETCH,

@@ -44,6 +44,16 @@ pub struct ServerSettings {
     pub auth: AuthSettings,
 }
 
+impl ServerSettings {
+    /// Where other agents reach this one: `base_url`, else `http://<bind>`.
+    pub fn public_url(&self) -> Url {
+        self.base_url.clone().unwrap_or_else(|| {
+            Url::parse(&format!("http://{}", self.bind))
+                .expect("a socket address always makes a valid http URL")
+        })
+    }
+}
+
 const KEYS: [&str; 13] = [
     "bind",
     "base_url",

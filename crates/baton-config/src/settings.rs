@@ -294,6 +294,7 @@ mod tests {
                 agent: AgentSettings {
                     id: "baton".into(),
                     instructions: None,
+                    max_delegation_depth: 8,
                 },
                 prompt: PromptSettings::default(),
                 agents: vec![],
@@ -390,6 +391,7 @@ mod tests {
 [agent]
 id = "front-desk"
 instructions = "Answer customers' questions."
+max_delegation_depth = 4
 
 [prompt.extend]
 agents = "Prefer the ledger."
@@ -473,6 +475,7 @@ bind = "0.0.0.0:9464"
                 agent: AgentSettings {
                     id: "front-desk".into(),
                     instructions: Some("Answer customers' questions.".into()),
+                    max_delegation_depth: 4,
                 },
                 prompt: PromptSettings {
                     replace: BTreeMap::new(),

@@ -8,8 +8,9 @@
 //! refuse the whole request.
 
 use baton_proto::envelope::{AcceptanceCriterion, ExtensionTaskRef};
-use baton_proto::{Lifecycle, TaskEnvelope, TaskEnvelopePayload, TaskInput, TaskRef};
+use baton_proto::{Lifecycle, TaskEnvelope, TaskEnvelopePayload, TaskInput};
 
+use crate::delegation_chain::chain_below;
 use crate::spawn_subtask::{SELF_AGENT, SpawnRequest};
 
 /// The brief as plain text:
@@ -39,21 +40,21 @@ pub fn brief_text(goal: &str, description: &str, acceptance_criteria: &[String])
 /// The brief as a task envelope (`kind` `task`) for the agent `request`
 /// names.
 ///
-/// Every agent gets the open fields: name, goal, description and acceptance
-/// criteria. A sub-task on [`SELF_AGENT`] also gets lifecycle
-/// [`Lifecycle::Delegated`], the parent's model and reasoning effort, and
-/// `parent_tasks = [parent_ref]`. No other agent ever gets those, nor
-/// participants. Criteria go as published, `{"text": …, "met": false}`.
-pub fn brief_envelope(
-    request: &SpawnRequest,
-    parent: &TaskInput,
-    parent_ref: TaskRef,
-) -> TaskEnvelope {
+/// Every agent gets the open fields: name, goal, description, acceptance
+/// criteria, and the chain of parent tasks (the parent's own, then the parent,
+/// task `parent_id`), which bounds where the sub-task may delegate
+/// ([`crate::delegation_chain`]). A sub-task on [`SELF_AGENT`] also gets
+/// lifecycle [`Lifecycle::Delegated`] and the parent's model and reasoning
+/// effort. No other agent ever gets those, nor participants. Criteria go as
+/// published, `{"text": …, "met": false}`.
+pub fn brief_envelope(request: &SpawnRequest, parent: &TaskInput, parent_id: &str) -> TaskEnvelope {
+    let chain = chain_below(&parent.parent_tasks, parent_id);
     let open_fields = TaskEnvelopePayload {
         name: Some(request.name.clone()),
         goal: Some(request.goal.clone()),
         description: Some(request.description.clone()),
         acceptance_criteria: Some(AcceptanceCriterion::all_open(&request.acceptance_criteria)),
+        parent_tasks: Some(chain.iter().map(ExtensionTaskRef::from).collect()),
         ..TaskEnvelopePayload::default()
     };
     let payload = if request.agent == SELF_AGENT {
@@ -61,7 +62,6 @@ pub fn brief_envelope(
             lifecycle: Some(Lifecycle::Delegated),
             model: parent.model.clone(),
             reasoning_effort: parent.reasoning_effort.clone(),
-            parent_tasks: Some(vec![ExtensionTaskRef::from(&parent_ref)]),
             ..open_fields
         }
     } else {
@@ -83,7 +83,7 @@ fn criteria_block(acceptance_criteria: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use baton_proto::ENVELOPE_KIND_TASK;
+    use baton_proto::{ENVELOPE_KIND_TASK, TaskRef};
     use serde_json::{Value, json};
 
     fn criteria(items: &[&str]) -> Vec<String> {
@@ -128,7 +128,7 @@ mod tests {
     }
 
     fn envelope_json(agent: &str) -> Value {
-        serde_json::to_value(brief_envelope(&request(agent), &parent(), parent_ref())).unwrap()
+        serde_json::to_value(brief_envelope(&request(agent), &parent(), "parent-1")).unwrap()
     }
 
     // brief_text
@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn self_gets_the_full_brief() {
-        let envelope = brief_envelope(&request(SELF_AGENT), &parent(), parent_ref());
+        let envelope = brief_envelope(&request(SELF_AGENT), &parent(), "parent-1");
         assert_eq!(
             envelope,
             TaskEnvelope {
@@ -226,7 +226,7 @@ mod tests {
             reasoning_effort: None,
             ..parent()
         };
-        let envelope = brief_envelope(&request(SELF_AGENT), &parent, parent_ref());
+        let envelope = brief_envelope(&request(SELF_AGENT), &parent, "parent-1");
         assert_eq!(envelope.payload.model, None);
         assert_eq!(envelope.payload.reasoning_effort, None);
         assert_eq!(envelope.payload.lifecycle, Some(Lifecycle::Delegated));
@@ -245,20 +245,51 @@ mod tests {
                     "acceptance_criteria": [
                         {"text": "Debits equal credits.", "met": false},
                         {"text": "No open items.", "met": false}
-                    ]
+                    ],
+                    "parent_tasks": [{"task_id": "parent-1"}]
                 }
             })
         );
     }
 
     #[test]
+    fn the_chain_goes_on_with_the_parent_at_its_end() {
+        let parent = TaskInput {
+            parent_tasks: vec![TaskRef {
+                task_id: "root".into(),
+                agent: Some("https://front.example.com".into()),
+            }],
+            ..parent()
+        };
+        for agent in [SELF_AGENT, "ledger"] {
+            let payload = brief_envelope(&request(agent), &parent, "parent-1").payload;
+            let chain: Vec<TaskRef> = payload
+                .parent_tasks
+                .unwrap()
+                .iter()
+                .map(TaskRef::from)
+                .collect();
+            assert_eq!(
+                chain,
+                [
+                    parent.parent_tasks[0].clone(),
+                    TaskRef {
+                        task_id: "parent-1".into(),
+                        agent: None
+                    }
+                ],
+                "{agent}"
+            );
+        }
+    }
+
+    #[test]
     fn another_agent_never_gets_server_controlled_fields() {
         for agent in ["ledger", "Self", "self ", ""] {
-            let payload = brief_envelope(&request(agent), &parent(), parent_ref()).payload;
+            let payload = brief_envelope(&request(agent), &parent(), "parent-1").payload;
             assert_eq!(payload.lifecycle, None, "{agent:?}");
             assert_eq!(payload.model, None, "{agent:?}");
             assert_eq!(payload.reasoning_effort, None, "{agent:?}");
-            assert_eq!(payload.parent_tasks, None, "{agent:?}");
             assert_eq!(payload.participants, None, "{agent:?}");
         }
     }
@@ -280,7 +311,7 @@ mod tests {
             acceptance_criteria: Vec::new(),
             ..request("ledger")
         };
-        let payload = brief_envelope(&request, &parent(), parent_ref()).payload;
+        let payload = brief_envelope(&request, &parent(), "parent-1").payload;
         assert_eq!(payload.description.as_deref(), Some(""));
         assert_eq!(payload.acceptance_criteria, Some(Vec::new()));
     }
@@ -288,7 +319,7 @@ mod tests {
     #[test]
     fn the_envelope_round_trips_through_the_contract() {
         for agent in [SELF_AGENT, "ledger"] {
-            let envelope = brief_envelope(&request(agent), &parent(), parent_ref());
+            let envelope = brief_envelope(&request(agent), &parent(), "parent-1");
             let json = serde_json::to_string(&envelope).unwrap();
             assert_eq!(
                 serde_json::from_str::<TaskEnvelope>(&json).unwrap(),

@@ -39,12 +39,22 @@ pub fn task_deadline_exceeded(secs: u64) -> String {
     )
 }
 
-/// A delegation's deadline, in seconds, within what is left of its task's own, if it has one.
+/// The most time a task keeps back from a sub-task's deadline to answer in.
+pub const MAX_ANSWER_MARGIN: Duration = Duration::from_secs(60);
+
+/// What a task with `left` of its deadline keeps back to answer in once a sub-task ends or
+/// runs out: a tenth of it, at most [`MAX_ANSWER_MARGIN`].
+pub fn answer_margin(left: Duration) -> Duration {
+    (left / 10).min(MAX_ANSWER_MARGIN)
+}
+
+/// A delegation's deadline, in seconds, within what is left of its task's own, if it has one,
+/// less the task's [`answer_margin`]; never under a second.
 pub fn within_task_deadline(asked: Option<u64>, task_left: Option<Duration>) -> Option<u64> {
     let Some(left) = task_left else {
         return asked;
     };
-    let left = left.as_secs().max(1);
+    let left = left.saturating_sub(answer_margin(left)).as_secs().max(1);
     Some(asked.map_or(left, |asked| asked.min(left)))
 }
 
@@ -71,18 +81,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_delegation_gets_no_more_than_its_task_has_left() {
+    fn a_delegation_gets_no_more_than_its_task_has_left_less_the_time_to_answer() {
         assert_eq!(within_task_deadline(None, None), None);
         assert_eq!(within_task_deadline(Some(600), None), Some(600));
         let left = Some(Duration::from_secs(90));
-        assert_eq!(within_task_deadline(None, left), Some(90));
-        assert_eq!(within_task_deadline(Some(600), left), Some(90));
+        assert_eq!(within_task_deadline(None, left), Some(81));
+        assert_eq!(within_task_deadline(Some(600), left), Some(81));
         assert_eq!(within_task_deadline(Some(30), left), Some(30));
         assert_eq!(within_task_deadline(None, Some(Duration::ZERO)), Some(1));
+        let hour = Some(Duration::from_secs(3600));
+        assert_eq!(
+            within_task_deadline(None, hour),
+            Some(3540),
+            "a minute at most"
+        );
+        assert_eq!(
+            within_task_deadline(None, Some(Duration::from_millis(1500))),
+            Some(1)
+        );
         assert_eq!(
             task_deadline_exceeded(90),
             "deadline exceeded: the task was still running after 1m30s, the time its delegator gave it"
         );
+    }
+
+    #[test]
+    fn down_a_chain_each_hop_keeps_time_to_answer_before_its_parent_runs_out() {
+        // Four hops under a root that gave the first ten minutes: each deadline ends inside the
+        // one above it, by at least a second, so every hop can still answer.
+        let mut left = Duration::from_secs(600);
+        for _ in 0..4 {
+            let below = within_task_deadline(None, Some(left)).unwrap();
+            assert!(Duration::from_secs(below) < left, "{below}s under {left:?}");
+            left = Duration::from_secs(below);
+        }
+        assert_eq!(left, Duration::from_secs(393));
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod completion;
 pub mod context;
 pub mod context_budget;
 pub mod deadline;
+pub mod delegation_chain;
 pub mod deployment_key;
 pub mod derived_id;
 pub mod display;

@@ -3,6 +3,7 @@
 
 use a2a::{A2AError, Message, PartContent};
 use baton_core::deadline::MAX_TASK_DEADLINE_SECS;
+use baton_core::delegation_chain::MAX_CHAIN;
 use baton_core::extensions::{DEADLINE_EXTENSION, ENVELOPE_MEDIA_TYPE};
 use baton_core::sub_task_reply::SUB_TASK_ID_METADATA;
 use baton_proto::envelope::AcceptanceCriterion;
@@ -103,6 +104,13 @@ pub fn new_task(
     let text = text_of(message);
     let brief = envelope_of(message)?.unwrap_or_default();
     let deadline_secs = deadline_of(message)?;
+    let chain = brief.parent_tasks.as_deref().unwrap_or_default();
+    if chain.len() > MAX_CHAIN {
+        return Err(A2AError::invalid_params(format!(
+            "task envelope's parent_tasks holds {} tasks; a chain of delegations holds at most {MAX_CHAIN}",
+            chain.len()
+        )));
+    }
     if !trusted {
         let controlled: Vec<&str> = [
             ("lifecycle", brief.lifecycle.is_some()),
@@ -278,6 +286,47 @@ mod tests {
             new_task("alice", &envelope_only, "ctx", false, Lifecycle::Delegated).unwrap_err();
         assert!(
             refused.message.contains("there is nothing to do"),
+            "{}",
+            refused.message
+        );
+    }
+
+    #[test]
+    fn a_chain_of_parent_tasks_is_kept_up_to_its_bound_and_a_longer_one_refused() {
+        let briefed = |tasks: usize| {
+            let chain: Vec<serde_json::Value> = (0..tasks)
+                .map(|n| json!({"task_id": format!("t{n}"), "agent": {"kind": "agent", "id": "https://a.example.com"}}))
+                .collect();
+            message(json!([
+                {"text": "Check the ledger."},
+                {"data": {"kind": "task", "payload": {"parent_tasks": chain}}, "mediaType": ENVELOPE_MEDIA_TYPE}
+            ]))
+        };
+        let input = new_task(
+            "alice",
+            &briefed(MAX_CHAIN),
+            "ctx",
+            false,
+            Lifecycle::Delegated,
+        )
+        .unwrap();
+        assert_eq!(input.parent_tasks.len(), MAX_CHAIN);
+        assert_eq!(
+            input.parent_tasks[0].agent.as_deref(),
+            Some("https://a.example.com")
+        );
+        let refused = new_task(
+            "alice",
+            &briefed(MAX_CHAIN + 1),
+            "ctx",
+            false,
+            Lifecycle::Delegated,
+        )
+        .unwrap_err();
+        assert!(
+            refused
+                .message
+                .contains("parent_tasks holds 65 tasks; a chain of delegations holds at most 64"),
             "{}",
             refused.message
         );

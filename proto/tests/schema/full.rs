@@ -572,6 +572,10 @@ fn model_in() -> InvokeModelIn {
         history: history_items(),
         compacted: 2,
         roster: Some(task_roster()),
+        parent_tasks: vec![TaskRef {
+            task_id: "root-1".into(),
+            agent: Some("https://front.example.com".into()),
+        }],
     }
 }
 
@@ -585,6 +589,11 @@ fn model_out() -> InvokeModelOut {
         agents: vec!["ledger".into()],
         cut: 4,
         mcp_tools: vec![offered()],
+        closed_agents: vec![ClosedAgent {
+            agent: "front".into(),
+            code: "delegation.cycle".into(),
+            reason: "agent front is already in this task's chain of delegations".into(),
+        }],
     }
 }
 

@@ -41,6 +41,7 @@ pub const MESSAGES: &[(&str, RoundTrip)] = &[
     ("ToolFile", via::<ToolFile>),
     ("AnswerArtifact", via::<AnswerArtifact>),
     ("AnswerFiles", via::<AnswerFiles>),
+    ("ClosedAgent", via::<ClosedAgent>),
     ("RemoteFiles", via::<RemoteFiles>),
     ("EventEntry", via::<EventEntry>),
     ("TaskEvent", via::<TaskEvent>),

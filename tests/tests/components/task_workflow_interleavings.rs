@@ -700,6 +700,48 @@ async fn a_creation_the_agent_refuses_resolves_its_row_and_cleans_its_context() 
     );
 }
 
+/// A delegation to an agent the turn closed (back into the task's chain) is refused at the
+/// call with the turn's reason: no row, no create, no stand-in; the other agents stay open.
+#[tokio::test]
+async fn a_delegation_to_a_closed_agent_is_refused_and_creates_nothing() {
+    let h = WorkflowHarness::with_books().await;
+    let a = &h.activities;
+    let turn = a.invoke_model.next().await;
+    let mut closing = calls(vec![spawn("c1", "balance", "ledger")]);
+    closing.closed_agents = vec![baton_proto::ClosedAgent {
+        agent: "ledger".into(),
+        code: "delegation.cycle".into(),
+        reason: "agent ledger is already in this task's chain of delegations".into(),
+    }];
+    turn.reply(closing);
+
+    let turn = a.invoke_model.next().await;
+    let results: Vec<serde_json::Value> = turn
+        .input
+        .history
+        .iter()
+        .filter_map(|item| match item {
+            HistoryItem::ToolResult { content, .. } => serde_json::from_str(content).ok(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 1);
+    let error = &results[0]["error"];
+    assert_eq!(error["code"], "delegation.cycle");
+    assert_eq!(error["rejected"], "ledger");
+    assert_eq!(error["available"], serde_json::json!(["self"]));
+    turn.reply(answer("I will do it myself"));
+
+    let view = h.task_outcome("t").await.completed();
+    assert!(view.sub_tasks.is_empty(), "{view:?}");
+    assert!(a.start_agent_task.seen().is_empty());
+    assert_eq!(
+        h.count_events("t", EventType::StartChildWorkflowExecutionInitiated)
+            .await,
+        0
+    );
+}
+
 // --- exits ---------------------------------------------------------------------------------
 
 /// `limits.max_turns` turns without a new message end the task FAILED "turn limit reached",

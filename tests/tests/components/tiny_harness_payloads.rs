@@ -132,20 +132,26 @@ fn baton_s_brief_to_a_peer_passes_the_published_model() {
         deadline_secs: None,
         attachments: Vec::new(),
     };
-    let parent: TaskInput =
-        serde_json::from_value(json!({"name": "books", "goal": "Close the books."})).unwrap();
-    let parent_ref = TaskRef {
-        task_id: "books-1".into(),
-        agent: None,
-    };
+    // A task a front desk delegated: the chain names the front desk's task by its URL.
+    let parent: TaskInput = serde_json::from_value(json!({
+        "name": "books", "goal": "Close the books.",
+        "parent_tasks": [{"task_id": "q1", "agent": "https://front.example.com"}]
+    }))
+    .unwrap();
     for agent in ["ledger", "self"] {
         let request = SpawnRequest {
             agent: agent.into(),
             ..request.clone()
         };
-        let envelope =
-            serde_json::to_value(brief_envelope(&request, &parent, parent_ref.clone())).unwrap();
+        let envelope = serde_json::to_value(brief_envelope(&request, &parent, "books-1")).unwrap();
         assert_eq!(envelope["kind"], "task");
+        assert_eq!(
+            envelope["payload"]["parent_tasks"],
+            json!([
+                {"task_id": "q1", "agent": {"kind": "agent", "id": "https://front.example.com"}},
+                {"task_id": "books-1"}
+            ])
+        );
         published(&envelope["payload"]).unwrap_or_else(|e| panic!("{agent}: {e}: {envelope}"));
         assert_eq!(
             envelope["payload"]["acceptance_criteria"],

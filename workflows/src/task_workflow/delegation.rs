@@ -17,7 +17,7 @@ use baton_core::tool_result::{spawned_content, tool_error_content};
 use baton_proto::{
     Attachment, CancelContextIn, ChildDone, DelegationEnd, HistoryItem, RemoteSnapshot,
     RemoteStart, RemoteTaskIn, Source, StartAgentTaskIn, StartAgentTaskOut, SubTaskRow, TaskEvent,
-    TaskRef, TaskState, TaskView, ToolCallRecord, ToolFile,
+    TaskState, TaskView, ToolCallRecord, ToolFile,
 };
 use temporalio_sdk::{
     ActivityExecutionError, ChildWorkflowOptions, ParentClosePolicy, WorkflowContext,
@@ -256,7 +256,8 @@ pub(super) async fn delegate(
 ) -> String {
     let parent_id = ctx.workflow_id().to_string();
     let first_run_id = ctx.info().first_execution_run_id().to_string();
-    // A task with a deadline of its own gives its sub-tasks no more than it has left.
+    // A task with a deadline of its own gives its sub-tasks no more than it has left, less the
+    // time it keeps to answer in.
     let deadline_secs = within_task_deadline(request.deadline_secs, task_deadline_left(ctx));
     let (stand_in_id, brief) = ctx.state_mut(|s| {
         let stand_in_id = format!("{parent_id}.{}", s.durable.sub_tasks.len() + 1);
@@ -273,10 +274,6 @@ pub(super) async fn delegate(
             resolved: false,
             attachments: Vec::new(),
         });
-        let parent_ref = TaskRef {
-            task_id: parent_id.clone(),
-            agent: None,
-        };
         let brief = StartAgentTaskIn {
             agent: request.agent.clone(),
             stand_in_id: stand_in_id.clone(),
@@ -287,7 +284,7 @@ pub(super) async fn delegate(
                 &request.description,
                 &request.acceptance_criteria,
             ),
-            envelope: Some(brief_envelope(&request, &s.input, parent_ref)),
+            envelope: Some(brief_envelope(&request, &s.input, &parent_id)),
             deadline_secs,
             attachments,
         };

@@ -17,8 +17,9 @@ use baton_core::sub_tasks::AWAITING_NEXT_MESSAGE;
 use baton_core::tool_result::tool_error_content;
 use baton_core::turn_bounds::payload_too_large;
 use baton_proto::{
-    HistoryItem, InvokeModelIn, InvokeModelOut, InvokeToolIn, Lifecycle, MessageRole, OfferedTool,
-    TaskEvent, TaskMessage, TaskRoster, TaskStart, TaskState, TaskView, ToolCallRecord,
+    ClosedAgent, HistoryItem, InvokeModelIn, InvokeModelOut, InvokeToolIn, Lifecycle, MessageRole,
+    OfferedTool, TaskEvent, TaskMessage, TaskRoster, TaskStart, TaskState, TaskView,
+    ToolCallRecord,
 };
 use temporalio_sdk::{ContinueAsNewOptions, WorkflowContext, WorkflowResult};
 use temporalio_workflow::select;
@@ -147,6 +148,7 @@ pub(super) async fn model_turn(
             history: s.durable.history.clone(),
             compacted: s.durable.compacted,
             roster: s.durable.roster.clone(),
+            parent_tasks: s.input.parent_tasks.clone(),
         }
     });
     let request = InvokeModelIn {
@@ -292,12 +294,31 @@ pub(super) async fn run_tool_call(
     }
     let registered: BTreeSet<String> = turn.agents.iter().cloned().collect();
     let request = validate_spawn(&call.arguments, &registered).and_then(|request| {
+        if let Some(closed) = turn.closed_agents.iter().find(|c| c.agent == request.agent) {
+            return Err(closed_agent_error(closed, turn));
+        }
         let held = ctx.state(TaskWorkflow::held_attachments);
         pick_attachments(&request.attachments, &held).map(|files| (request, files))
     });
     match request {
         Err(error) => tool_error_content(&error),
         Ok((request, files)) => delegate(ctx, request, files).await,
+    }
+}
+
+/// The refusal of a delegation to an agent this task may not reach, naming those it may.
+fn closed_agent_error(closed: &ClosedAgent, turn: &InvokeModelOut) -> ToolError {
+    let available: Vec<String> = turn
+        .agents
+        .iter()
+        .filter(|agent| !turn.closed_agents.iter().any(|c| &c.agent == *agent))
+        .cloned()
+        .collect();
+    ToolError {
+        code: closed.code.clone(),
+        message: closed.reason.clone(),
+        rejected: Some(closed.agent.clone()),
+        available,
     }
 }
 

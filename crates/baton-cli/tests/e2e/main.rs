@@ -22,6 +22,7 @@ mod gateway_delegation;
 mod gateway_metrics;
 mod health;
 mod logs;
+mod networks;
 mod replay_cli;
 mod setup_script;
 mod task_cli;
