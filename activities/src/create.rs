@@ -23,7 +23,7 @@ use baton_a2a::snapshot::{after_event, message_text, of_status_update, of_task};
 use baton_a2a::{AgentError, RemoteAgent};
 use baton_core::delegation_chain::chain_as_sent;
 use baton_core::display::one_line;
-use baton_core::extensions::{DEADLINE_EXTENSION, ENVELOPE_MEDIA_TYPE};
+use baton_core::extensions::{BUDGET_EXTENSION, DEADLINE_EXTENSION, ENVELOPE_MEDIA_TYPE};
 use baton_core::spawn_subtask::SELF_AGENT;
 use baton_proto::envelope::ExtensionTaskRef;
 use baton_proto::{CancelContextIn, RemoteSnapshot, StartAgentTaskIn, StartAgentTaskOut, TaskRef};
@@ -251,7 +251,7 @@ pub fn chain_named(mut input: StartAgentTaskIn, identity: &str) -> StartAgentTas
 
 /// The brief: one text part, then `files`, and, when the card advertises the task extension,
 /// the envelope; when it advertises the deadline extension, the delegation's deadline in its
-/// metadata.
+/// metadata, and when it advertises the budget extension, the sub-task's budget.
 fn brief_message(
     agent: &RemoteAgent,
     input: &StartAgentTaskIn,
@@ -274,29 +274,30 @@ fn brief_message(
             metadata: None,
         });
     }
-    let deadline = agent
-        .extensions()
-        .iter()
-        .any(|uri| uri == DEADLINE_EXTENSION)
-        .then(|| deadline_metadata(deadline_secs));
+    let takes = |extension: &str| agent.extensions().iter().any(|uri| uri == extension);
+    let mut metadata = std::collections::HashMap::new();
+    if takes(DEADLINE_EXTENSION) {
+        metadata.insert(
+            DEADLINE_EXTENSION.to_string(),
+            serde_json::json!({ "seconds": deadline_secs }),
+        );
+    }
+    if let Some(tokens) = input.budget_tokens.filter(|_| takes(BUDGET_EXTENSION)) {
+        metadata.insert(
+            BUDGET_EXTENSION.to_string(),
+            serde_json::json!({ "tokens": tokens }),
+        );
+    }
     Message {
         message_id: input.message_id.clone(),
         context_id: input.context_id.clone(),
         task_id: None,
         role: Role::User,
         parts,
-        metadata: deadline,
+        metadata: (!metadata.is_empty()).then_some(metadata),
         extensions: None,
         reference_task_ids: None,
     }
-}
-
-/// `{DEADLINE_EXTENSION: {"seconds": N}}`, as message metadata.
-fn deadline_metadata(seconds: u64) -> std::collections::HashMap<String, serde_json::Value> {
-    std::collections::HashMap::from([(
-        DEADLINE_EXTENSION.to_string(),
-        serde_json::json!({ "seconds": seconds }),
-    )])
 }
 
 /// How often such an attempt looks again.

@@ -24,6 +24,10 @@ pub struct RemoteSnapshot {
     /// The task's artifacts hold files or data, which the stand-in collects once it ends.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub carries_files: bool,
+    /// The model tokens the task used, its sub-tasks' included, as its agent reports them
+    /// (Baton's budget extension); absent from an agent that does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::Usage>,
 }
 
 /// What `collect_remote_files` found in an ended remote task's artifacts.
@@ -218,6 +222,10 @@ pub struct StartAgentTaskIn {
     /// Files the task holds, sent with the brief as file and data parts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<Attachment>,
+    /// The model tokens the sub-task may use: its share of what its task has left, sent to an
+    /// agent that takes the budget extension. Absent for a task without a budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_tokens: Option<u64>,
 }
 
 /// What `start_agent_task` reports. A refusal by the agent or the network is an outcome, not an

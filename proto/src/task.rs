@@ -204,6 +204,10 @@ pub struct TaskLimits {
     /// it (the deadline extension). None runs without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadline_secs: Option<u64>,
+    /// Model tokens the task may use, its sub-tasks' included, before it fails "budget spent":
+    /// what its delegator gave it (the budget extension). None runs without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_tokens: Option<u64>,
 }
 
 /// How long a conversation waits for its next message by default: a week.
@@ -216,6 +220,7 @@ impl Default for TaskLimits {
             history_event_bound: 10_000,
             idle_timeout_secs: DEFAULT_IDLE_TIMEOUT_SECS,
             deadline_secs: None,
+            budget_tokens: None,
         }
     }
 }
@@ -306,6 +311,41 @@ pub struct SubTaskRow {
     /// The files and data of the task's artifacts, kept by reference once it ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<Attachment>,
+    /// The model tokens the sub-task used, its own sub-tasks' included, as its agent last
+    /// reported them; absent from an agent that does not report usage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// Model tokens used, as the provider reported them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens the model read.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Tokens the model wrote.
+    #[serde(default)]
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Both counts together.
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+
+    /// Whether nothing was used.
+    pub fn is_zero(&self) -> bool {
+        *self == Usage::default()
+    }
+
+    /// `self` and `other` together.
+    pub fn plus(self, other: Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_add(other.input_tokens),
+            output_tokens: self.output_tokens.saturating_add(other.output_tokens),
+        }
+    }
 }
 
 /// A delegation that ended, as the parent resolved its row: what `record_delegation_ends`
@@ -346,6 +386,9 @@ pub struct ChildDone {
     /// The files and data of the task's artifacts, once it ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<Attachment>,
+    /// The model tokens the task used, its sub-tasks' included, as its agent reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 /// A message to the task, as the `inbox` update carries it: from a participant, over A2A.
@@ -479,6 +522,9 @@ pub struct TaskView {
     /// The files the model chose for its answer; absent: every file the task made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_files: Option<AnswerFiles>,
+    /// The model tokens the task's own turns used (its sub-tasks' are on their rows).
+    #[serde(default, skip_serializing_if = "Usage::is_zero")]
+    pub usage: Usage,
 }
 
 /// The largest listed view a task keeps in its memo, serialised: a bigger one is left out and
@@ -520,6 +566,7 @@ impl TaskView {
             earlier: input.earlier.clone(),
             tool_files: Vec::new(),
             answer_files: None,
+            usage: Usage::default(),
         }
     }
 
@@ -669,6 +716,9 @@ pub struct TaskCarry {
     /// The files the model chose for its answer; absent: every file the task made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_files: Option<AnswerFiles>,
+    /// The model tokens the task's own turns used (its sub-tasks' are on their rows).
+    #[serde(default, skip_serializing_if = "Usage::is_zero")]
+    pub usage: Usage,
 }
 
 /// A file one of the task's MCP tools gave (an image, audio, an embedded resource), kept by
@@ -737,6 +787,7 @@ impl TaskCarry {
             ended: Vec::new(),
             tool_files: Vec::new(),
             answer_files: None,
+            usage: Usage::default(),
         }
     }
 }

@@ -161,6 +161,8 @@ async def run(args: argparse.Namespace) -> None:
                 message.task_id = args.task_id
             if args.context_id:
                 message.context_id = args.context_id
+            if args.metadata:
+                message.metadata.update(json.loads(args.metadata))
             configuration = SendMessageConfiguration(return_immediately=args.return_immediately)
             if args.push_url:
                 configuration.task_push_notification_config.CopyFrom(push_config(args))
@@ -231,6 +233,7 @@ def main() -> None:
     parser.add_argument("--file-url", action="append", default=[], help="URL=MEDIA_TYPE")
     parser.add_argument("--data", action="append", default=[], help="a JSON value")
     parser.add_argument("--extension", action="append", default=[])
+    parser.add_argument("--metadata", default="", help="a JSON object: the message's metadata")
     parser.add_argument("--task-id", default="")
     parser.add_argument("--message-id", default="")
     parser.add_argument("--context-id", default="")

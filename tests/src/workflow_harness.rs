@@ -1082,6 +1082,7 @@ pub fn remote(remote_task_id: &str, state: TaskState, text: Option<&str>) -> Rem
         sub_state: None,
         text: text.map(str::to_string),
         carries_files: false,
+        usage: None,
     }
 }
 

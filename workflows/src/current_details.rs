@@ -100,6 +100,7 @@ mod tests {
             sub_state: None,
             text: Some("Which month?".into()),
             carries_files: false,
+            usage: None,
         };
         assert_eq!(
             remote_details("ledger", &last, Some(WatchKind::Push)),

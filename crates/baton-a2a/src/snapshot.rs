@@ -22,7 +22,7 @@ use a2a::{
 };
 use baton_core::a2a_state::from_a2a;
 use baton_core::attachments::whole_numbers;
-use baton_core::extensions::{ENVELOPE_MEDIA_TYPE, sub_state_of};
+use baton_core::extensions::{ENVELOPE_MEDIA_TYPE, reported_usage, sub_state_of};
 use baton_proto::RemoteSnapshot;
 
 /// How many of a task's last messages a read asks for: enough to find the agent's last one.
@@ -46,6 +46,7 @@ pub fn of_task_after(task: &Task, said_before: Option<&str>) -> RemoteSnapshot {
             .iter()
             .flatten()
             .any(|artifact| holds_files(&artifact.parts)),
+        usage: reported_usage(task.metadata.as_ref()),
     }
 }
 
@@ -123,6 +124,7 @@ pub fn of_status_update(update: &TaskStatusUpdateEvent) -> RemoteSnapshot {
         sub_state: sub_state_of(update.metadata.as_ref()),
         text: status_text(&update.status),
         carries_files: false,
+        usage: None,
     }
 }
 
@@ -365,6 +367,7 @@ mod tests {
             sub_state: None,
             text: Some("halfway".into()),
             carries_files: false,
+            usage: None,
         };
         let event: StreamResponse = serde_json::from_value(json!({"statusUpdate": {
             "taskId": "t1", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}}}))
@@ -393,6 +396,7 @@ mod tests {
                 sub_state: Some("awaiting-answer".into()),
                 text: Some("which one?".into()),
                 carries_files: false,
+                usage: None,
             }
         );
     }

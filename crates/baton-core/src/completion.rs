@@ -59,6 +59,7 @@ mod tests {
             summary: None,
             resolved,
             attachments: Vec::new(),
+            usage: None,
         }
     }
 

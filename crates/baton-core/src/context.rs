@@ -5,10 +5,11 @@
 //! text), so every value in the task section is cleaned to one line with no
 //! tag delimiters: nothing in it can close `</task>` or start a new item.
 
-use baton_proto::{Participant, ParticipantKind, ParticipantRole, SubTaskRow, TaskInput};
+use baton_proto::{Participant, ParticipantKind, ParticipantRole, SubTaskRow, TaskInput, Usage};
 
 use crate::roster::clean_field;
 use crate::untrusted::{clean_untrusted_text, render_untrusted};
+use crate::usage::budget_line;
 
 /// The `source` of the untrusted block around a note from another agent.
 const NOTE_SOURCE: &str = "agent";
@@ -57,6 +58,18 @@ pub fn render_task_section(input: &TaskInput, sub_tasks: &[SubTaskRow]) -> Strin
     push_list(&mut lines, "sub-tasks", sub_tasks.iter().map(sub_task_line));
     lines.push("</task>".to_string());
     lines.join("\n")
+}
+
+/// `section` with a line that tells the model what is left of its `budget` (the tokens, and
+/// what its tree used), when it has one, before the section's end.
+pub fn with_budget(section: String, budget: Option<(u64, Usage)>) -> String {
+    let Some((budget, used)) = budget else {
+        return section;
+    };
+    match section.strip_suffix("\n</task>") {
+        Some(open) => format!("{open}\n{}\n</task>", budget_line(budget, used)),
+        None => section,
+    }
 }
 
 /// Frames a note from another agent (a sub-task's result, a question it
@@ -132,6 +145,23 @@ pub(crate) fn clean(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_task_with_a_budget_reads_what_is_left_of_it_last_in_its_section() {
+        let section = render_task_section(&bare_input(), &[]);
+        assert_eq!(with_budget(section.clone(), None), section);
+        let used = Usage {
+            input_tokens: 300,
+            output_tokens: 50,
+        };
+        let with = with_budget(section.clone(), Some((1_000, used)));
+        let lines: Vec<&str> = with.lines().collect();
+        assert_eq!(lines[lines.len() - 1], "</task>");
+        assert!(
+            lines[lines.len() - 2].starts_with("budget: 650 of 1000 model tokens left"),
+            "{with}"
+        );
+    }
     use crate::untrusted::UNTRUSTED_PREAMBLE;
     use baton_proto::{Lifecycle, TaskState};
 
@@ -193,6 +223,7 @@ mod tests {
             summary: None,
             resolved: state.is_terminal(),
             attachments: Vec::new(),
+            usage: None,
         }
     }
 

@@ -33,4 +33,5 @@ pub mod system_prompt;
 pub mod tool_result;
 pub mod turn_bounds;
 pub mod untrusted;
+pub mod usage;
 pub mod watch;

@@ -256,6 +256,7 @@ mod tests {
             summary: Some("which account?".into()),
             resolved,
             attachments: Vec::new(),
+            usage: None,
         }
     }
 

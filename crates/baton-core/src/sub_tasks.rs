@@ -84,6 +84,9 @@ pub fn apply_child_done(rows: &mut [SubTaskRow], done: &ChildDone) -> Option<Str
     if !done.attachments.is_empty() {
         row.attachments = done.attachments.clone();
     }
+    if done.usage.is_some() {
+        row.usage = done.usage;
+    }
     row.resolved = done.state.is_terminal();
 
     let is_news = done.state.is_terminal() || (done.state.is_interrupted() && is_new_state);
@@ -162,6 +165,7 @@ mod tests {
             summary: None,
             resolved: false,
             attachments: Vec::new(),
+            usage: None,
         }
     }
 
@@ -177,6 +181,7 @@ mod tests {
             summary: None,
             resolved,
             attachments: Vec::new(),
+            usage: None,
         }
     }
 
@@ -209,6 +214,7 @@ mod tests {
             sub_state: sub_state.map(str::to_string),
             summary: summary.to_string(),
             attachments: Vec::new(),
+            usage: None,
         }
     }
 
@@ -219,7 +225,26 @@ mod tests {
             sub_state: sub_state.map(str::to_string),
             text: Some("the answer".to_string()),
             carries_files: false,
+            usage: None,
         }
+    }
+
+    #[test]
+    fn a_reported_usage_is_kept_on_the_row_and_a_report_without_one_keeps_it() {
+        let mut rows = rows();
+        let used = baton_proto::Usage {
+            input_tokens: 90,
+            output_tokens: 10,
+        };
+        let working = ChildDone {
+            usage: Some(used),
+            ..done(TaskState::Working, None, "")
+        };
+        apply_child_done(&mut rows, &working);
+        assert_eq!(rows[1].usage, Some(used));
+        apply_child_done(&mut rows, &done(TaskState::Completed, None, "42"));
+        assert_eq!(rows[1].usage, Some(used), "an agent that stopped reporting");
+        assert_eq!(rows[0].usage, None);
     }
 
     // cap_result
@@ -274,6 +299,7 @@ mod tests {
                 sub_state: None,
                 text: Some("the answer".to_string()),
                 carries_files: false,
+                usage: None,
             }
         );
     }

@@ -10,9 +10,10 @@ use a2a::{
 use baton_a2a::rendering::{Contents, artifact_of, part_of};
 use baton_core::a2a_state::to_a2a;
 use baton_core::answer::{answer_artifacts, has_answered};
-use baton_core::extensions::status_metadata;
+use baton_core::extensions::{BUDGET_EXTENSION, status_metadata, usage_metadata};
 use baton_core::spawn_subtask::SELF_AGENT;
 use baton_core::sub_tasks::{AWAITING_ANSWER, AWAITING_NEXT_MESSAGE};
+use baton_core::usage::tree_usage;
 use baton_proto::envelope::{AcceptanceCriterion, ENTITY_KIND_AGENT, EntityRef, ExtensionTaskRef};
 use baton_proto::{
     EventEntry, MessageRole, SubTaskRow, TaskEnvelopePayload, TaskEvent, TaskMessage, TaskView,
@@ -191,6 +192,10 @@ fn metadata_of(view: &TaskView, reader: Reader) -> HashMap<String, Value> {
     if let Some(sub_state) = &view.sub_state {
         metadata.extend(status_metadata(sub_state));
     }
+    metadata.insert(
+        BUDGET_EXTENSION.to_string(),
+        usage_metadata(view.usage, tree_usage(view.usage, &view.sub_tasks)),
+    );
     metadata
 }
 

@@ -4,7 +4,7 @@
 use a2a::{A2AError, Message, PartContent};
 use baton_core::deadline::MAX_TASK_DEADLINE_SECS;
 use baton_core::delegation_chain::MAX_CHAIN;
-use baton_core::extensions::{DEADLINE_EXTENSION, ENVELOPE_MEDIA_TYPE};
+use baton_core::extensions::{BUDGET_EXTENSION, DEADLINE_EXTENSION, ENVELOPE_MEDIA_TYPE};
 use baton_core::sub_task_reply::SUB_TASK_ID_METADATA;
 use baton_proto::envelope::AcceptanceCriterion;
 
@@ -104,6 +104,7 @@ pub fn new_task(
     let text = text_of(message);
     let brief = envelope_of(message)?.unwrap_or_default();
     let deadline_secs = deadline_of(message)?;
+    let budget_tokens = budget_of(message)?;
     let chain = brief.parent_tasks.as_deref().unwrap_or_default();
     if chain.len() > MAX_CHAIN {
         return Err(A2AError::invalid_params(format!(
@@ -177,6 +178,7 @@ pub fn new_task(
             .collect(),
         limits: TaskLimits {
             deadline_secs,
+            budget_tokens,
             ..TaskLimits::default()
         },
         context_id: Some(context_id.to_string()),
@@ -201,24 +203,41 @@ pub fn follow_up(sender: &str, message: &Message) -> Result<InboxMessage, A2AErr
     })
 }
 
-/// The deadline a delegator gave the task with the deadline extension, in seconds: a whole
-/// number of at least 1, cut to [`MAX_TASK_DEADLINE_SECS`]; none when the brief names none.
-/// `600.0` is a whole number too: a protobuf-based peer's metadata (a `Struct`) holds every
-/// number as a double.
+/// The deadline the brief's delegator gives the task (the deadline extension), in seconds: a
+/// whole number of at least 1, cut to [`MAX_TASK_DEADLINE_SECS`]; none when the brief names
+/// none.
 fn deadline_of(message: &Message) -> Result<Option<u64>, A2AError> {
-    let Some(value) = metadata_value(message, DEADLINE_EXTENSION) else {
+    let seconds = whole_number_of(message, DEADLINE_EXTENSION, "seconds")?;
+    Ok(seconds.map(|seconds| seconds.min(MAX_TASK_DEADLINE_SECS)))
+}
+
+/// The budget the brief's delegator gives the task (the budget extension), in model tokens: a
+/// whole number of at least 1; none when the brief names none.
+fn budget_of(message: &Message) -> Result<Option<u64>, A2AError> {
+    whole_number_of(message, BUDGET_EXTENSION, "tokens")
+}
+
+/// `metadata[extension][field]` of the message, a whole number of at least 1, when the message
+/// names the extension. `600.0` is a whole number too: a protobuf-based peer's metadata (a
+/// `Struct`) holds every number as a double. A number past u64 is cut to its largest.
+fn whole_number_of(
+    message: &Message,
+    extension: &str,
+    field: &str,
+) -> Result<Option<u64>, A2AError> {
+    let Some(value) = metadata_value(message, extension) else {
         return Ok(None);
     };
-    let seconds = value
-        .get("seconds")
+    let number = value
+        .get(field)
         .and_then(serde_json::Value::as_f64)
-        .filter(|seconds| *seconds >= 1.0 && seconds.fract() == 0.0);
-    match seconds {
-        // `as` saturates: a deadline past u64 is cut like any other long one.
-        Some(seconds) => Ok(Some((seconds as u64).min(MAX_TASK_DEADLINE_SECS))),
+        .filter(|number| *number >= 1.0 && number.fract() == 0.0);
+    match number {
+        // `as` saturates.
+        Some(number) => Ok(Some(number as u64)),
         _ => Err(A2AError::invalid_params(format!(
-            "metadata {DEADLINE_EXTENSION} must be {{\"seconds\": N}} with N a whole number of at \
-             least 1; it is {value}"
+            "metadata {extension} must be {{\"{field}\": N}} with N a whole number of at least \
+             1; it is {value}"
         ))),
     }
 }
@@ -330,6 +349,44 @@ mod tests {
             "{}",
             refused.message
         );
+    }
+
+    #[test]
+    fn a_budget_a_delegator_gives_becomes_the_tasks_and_a_bad_one_is_refused() {
+        let briefed = |budget: serde_json::Value| {
+            new_task(
+                "alice",
+                &with_metadata(json!({ BUDGET_EXTENSION: budget })),
+                "ctx",
+                false,
+                Lifecycle::Delegated,
+            )
+        };
+        let input = briefed(json!({"tokens": 20000.0})).unwrap();
+        assert_eq!(input.limits.budget_tokens, Some(20_000));
+        for bad in [
+            json!({"tokens": 0}),
+            json!({"tokens": 2.5}),
+            json!({"seconds": 9}),
+            json!(7),
+        ] {
+            let refused = briefed(bad.clone()).unwrap_err();
+            assert!(
+                refused
+                    .message
+                    .contains("must be {\"tokens\": N} with N a whole number"),
+                "{bad}: {}",
+                refused.message
+            );
+        }
+        let none = new_task(
+            "alice",
+            &with_metadata(json!({})),
+            "ctx",
+            false,
+            Lifecycle::Delegated,
+        );
+        assert_eq!(none.unwrap().limits.budget_tokens, None);
     }
 
     fn with_metadata(metadata: serde_json::Value) -> Message {

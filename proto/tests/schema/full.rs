@@ -118,6 +118,7 @@ fn limits() -> TaskLimits {
         history_event_bound: 200,
         idle_timeout_secs: BIG,
         deadline_secs: Some(3600),
+        budget_tokens: Some(20_000),
     }
 }
 
@@ -157,6 +158,7 @@ fn carry() -> TaskCarry {
         answer_files: Some(AnswerFiles {
             ids: vec!["tool:1".into()],
         }),
+        usage: usage(),
     }
 }
 
@@ -223,6 +225,7 @@ fn row() -> SubTaskRow {
         summary: Some("Sign in.".into()),
         resolved: true,
         attachments: vec![attachment()],
+        usage: Some(usage()),
     }
 }
 
@@ -234,6 +237,7 @@ fn child_done() -> ChildDone {
         sub_state: Some("awaiting-answer".into()),
         summary: "Which account?".into(),
         attachments: vec![attachment()],
+        usage: Some(usage()),
     }
 }
 
@@ -300,6 +304,14 @@ fn view() -> TaskView {
         answer_files: Some(AnswerFiles {
             ids: vec!["tool:1".into()],
         }),
+        usage: usage(),
+    }
+}
+
+fn usage() -> Usage {
+    Usage {
+        input_tokens: 1834,
+        output_tokens: 19,
     }
 }
 
@@ -422,6 +434,7 @@ fn snapshot() -> RemoteSnapshot {
         sub_state: Some("awaiting-answer".into()),
         text: Some("Which account?".into()),
         carries_files: true,
+        usage: Some(usage()),
     }
 }
 
@@ -480,6 +493,7 @@ fn start_in() -> StartAgentTaskIn {
         envelope: Some(TaskEnvelope::task(payload())),
         deadline_secs: Some(BIG),
         attachments: vec![attachment()],
+        budget_tokens: Some(20_000),
     }
 }
 

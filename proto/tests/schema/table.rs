@@ -42,6 +42,7 @@ pub const MESSAGES: &[(&str, RoundTrip)] = &[
     ("AnswerArtifact", via::<AnswerArtifact>),
     ("AnswerFiles", via::<AnswerFiles>),
     ("ClosedAgent", via::<ClosedAgent>),
+    ("Usage", via::<Usage>),
     ("RemoteFiles", via::<RemoteFiles>),
     ("EventEntry", via::<EventEntry>),
     ("TaskEvent", via::<TaskEvent>),

@@ -622,6 +622,7 @@ async fn a_parent_waits_for_its_sub_task_and_ignores_stray_and_late_news() {
         sub_state: None,
         summary: summary.into(),
         attachments: Vec::new(),
+        usage: None,
     };
     h.child_done("t", done("t.9", TaskState::Completed, "not ours"))
         .await;
@@ -740,6 +741,53 @@ async fn a_delegation_to_a_closed_agent_is_refused_and_creates_nothing() {
             .await,
         0
     );
+}
+
+/// A task with a budget gives its sub-task half of what is left, counts each turn's usage and
+/// the sub-task's reported total once, and ends FAILED "budget spent" before a turn it cannot
+/// pay for.
+#[tokio::test]
+async fn a_task_counts_its_tree_against_its_budget_and_ends_once_it_is_spent() {
+    let h = WorkflowHarness::start().await;
+    let mut input = task_with("books", "close the books", &["alice"]);
+    input.limits.budget_tokens = Some(10);
+    h.start_by_alice(input).await;
+    let a = &h.activities;
+    let turn = a.invoke_model.next().await;
+    assert!(
+        turn.input
+            .task_section
+            .contains("budget: 10 of 10 model tokens left"),
+        "{}",
+        turn.input.task_section
+    );
+    turn.reply(calls(vec![spawn("c1", "balance", "ledger")]));
+    let create = a.start_agent_task.next().await;
+    assert_eq!(create.input.budget_tokens, Some(4), "half of the 8 left");
+    let mut done = remote("r-1", TaskState::Completed, Some("balanced"));
+    done.usage = Some(baton_proto::Usage {
+        input_tokens: 8,
+        output_tokens: 1,
+    });
+    create.reply(StartAgentTaskOut::Started {
+        task: done,
+        deadline_secs: None,
+        watch: None,
+        sent_again: false,
+    });
+
+    let (type_name, reason) = h.task_outcome("t").await.failed();
+    assert_eq!(
+        (type_name.as_str(), reason.as_str()),
+        (
+            "task.failed",
+            "budget spent: the task and its sub-tasks used 11 of the 10 model tokens its delegator gave it"
+        )
+    );
+    assert_eq!(a.invoke_model.seen().len(), 1, "no turn past the budget");
+    let view = h.task("t").await;
+    assert_eq!(view.usage.tokens(), 2);
+    assert_eq!(view.sub_tasks[0].usage.map(|u| u.tokens()), Some(9));
 }
 
 // --- exits ---------------------------------------------------------------------------------

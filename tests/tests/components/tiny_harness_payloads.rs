@@ -259,6 +259,7 @@ fn row(
         summary: None,
         resolved: false,
         attachments: Vec::new(),
+        usage: None,
     }
 }
 

@@ -287,6 +287,7 @@ pub(super) async fn tell_parent(
         sub_state: mapped.sub_state.clone(),
         summary,
         attachments,
+        usage: mapped.usage,
     };
     let options = SignalWorkflowOptions::builder()
         .maybe_cancellation_token(token.cloned())

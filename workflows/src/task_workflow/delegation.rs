@@ -14,6 +14,7 @@ use baton_core::sub_tasks::{
     apply_child_done, creation_failed_note, delegation_end, map_remote_state,
 };
 use baton_core::tool_result::{spawned_content, tool_error_content};
+use baton_core::usage::{budget_left, sub_task_share};
 use baton_proto::{
     Attachment, CancelContextIn, ChildDone, DelegationEnd, HistoryItem, RemoteSnapshot,
     RemoteStart, RemoteTaskIn, Source, StartAgentTaskIn, StartAgentTaskOut, SubTaskRow, TaskEvent,
@@ -259,6 +260,10 @@ pub(super) async fn delegate(
     // A task with a deadline of its own gives its sub-tasks no more than it has left, less the
     // time it keeps to answer in.
     let deadline_secs = within_task_deadline(request.deadline_secs, task_deadline_left(ctx));
+    // A task with a budget gives each sub-task a share of what it has left.
+    let budget_tokens = ctx
+        .state(TaskWorkflow::budget)
+        .map(|(budget, used)| sub_task_share(budget_left(budget, used)));
     let (stand_in_id, brief) = ctx.state_mut(|s| {
         let stand_in_id = format!("{parent_id}.{}", s.durable.sub_tasks.len() + 1);
         let ids = delegation_ids(&first_run_id, &stand_in_id);
@@ -273,6 +278,7 @@ pub(super) async fn delegate(
             summary: None,
             resolved: false,
             attachments: Vec::new(),
+            usage: None,
         });
         let brief = StartAgentTaskIn {
             agent: request.agent.clone(),
@@ -287,6 +293,7 @@ pub(super) async fn delegate(
             envelope: Some(brief_envelope(&request, &s.input, &parent_id)),
             deadline_secs,
             attachments,
+            budget_tokens,
         };
         (stand_in_id, brief)
     });
@@ -311,6 +318,7 @@ pub(super) async fn delegate(
                 sub_state: None,
                 text: Some(text),
                 carries_files: false,
+                usage: None,
             };
             record_change(ctx, &stand_in_id, &answered);
             return spawned_content(&request.name, &request.agent, None, TaskState::Completed);
@@ -515,6 +523,7 @@ fn record_change_with(
         sub_state: seen.sub_state.clone(),
         summary,
         attachments,
+        usage: seen.usage,
     };
     ctx.state_mut(|s| s.take_child_change(now, &done));
 }

@@ -43,6 +43,7 @@ impl TaskWorkflow {
             earlier: self.input.earlier.clone(),
             tool_files: self.durable.tool_files.clone(),
             answer_files: self.durable.answer_files.clone(),
+            usage: self.durable.usage,
         }
     }
 

@@ -9,17 +9,18 @@ use baton_core::choose_answer_files::{
     CHOOSE_ANSWER_FILES, choose, chosen_content, validate_choice,
 };
 use baton_core::completion::{Completion, decide_completion};
-use baton_core::context::render_task_section;
+use baton_core::context::{render_task_section, with_budget};
 use baton_core::mcp_tool::{BATON_TOOLS, tool_failure_content};
 use baton_core::spawn_subtask::{SPAWN_SUBTASK, ToolError, pick_attachments, validate_spawn};
 use baton_core::sub_task_reply::REPLY_TO_SUBTASK;
 use baton_core::sub_tasks::AWAITING_NEXT_MESSAGE;
 use baton_core::tool_result::tool_error_content;
 use baton_core::turn_bounds::payload_too_large;
+use baton_core::usage::{BUDGET_SPENT, budget_left, budget_spent, tree_usage};
 use baton_proto::{
     ClosedAgent, HistoryItem, InvokeModelIn, InvokeModelOut, InvokeToolIn, Lifecycle, MessageRole,
     OfferedTool, TaskEvent, TaskMessage, TaskRoster, TaskStart, TaskState, TaskView,
-    ToolCallRecord,
+    ToolCallRecord, Usage,
 };
 use temporalio_sdk::{ContinueAsNewOptions, WorkflowContext, WorkflowResult};
 use temporalio_workflow::select;
@@ -41,6 +42,22 @@ impl TaskWorkflow {
     pub(super) fn turn_limit_reached(&self) -> bool {
         self.durable.arrived.is_empty()
             && self.durable.turns_since_message >= self.input.limits.max_turns
+    }
+
+    /// The task's budget and what is left of it, when it has one: its own turns and its
+    /// sub-tasks' reported usage count against it.
+    pub(super) fn budget(&self) -> Option<(u64, Usage)> {
+        let budget = self.input.limits.budget_tokens?;
+        Some((
+            budget,
+            tree_usage(self.durable.usage, &self.durable.sub_tasks),
+        ))
+    }
+
+    /// Why the task ends now, when its budget is spent.
+    pub(super) fn budget_spent(&self) -> Option<String> {
+        let (budget, used) = self.budget()?;
+        (budget_left(budget, used) == 0).then(|| budget_spent(budget, used))
     }
 }
 
@@ -84,6 +101,9 @@ pub(super) async fn take_turns(
         }
         if ctx.state(TaskWorkflow::turn_limit_reached) {
             return Err(fail(ctx, "turn limit reached".into()).await);
+        }
+        if let Some(reason) = ctx.state(TaskWorkflow::budget_spent) {
+            return Err(fail(ctx, reason).await);
         }
 
         let Some(turn) = model_turn(ctx).await? else {
@@ -144,7 +164,10 @@ pub(super) async fn model_turn(
             task_id: String::new(),
             model: s.input.model.clone(),
             reasoning_effort: s.input.reasoning_effort.clone(),
-            task_section: render_task_section(&s.input, &s.durable.sub_tasks),
+            task_section: with_budget(
+                render_task_section(&s.input, &s.durable.sub_tasks),
+                s.budget(),
+            ),
             history: s.durable.history.clone(),
             compacted: s.durable.compacted,
             roster: s.durable.roster.clone(),
@@ -187,6 +210,10 @@ pub(super) async fn model_turn(
         s.durable.turns += 1;
         s.durable.turns_since_message += 1;
         s.this_run.turns += 1;
+        s.durable.usage = s.durable.usage.plus(Usage {
+            input_tokens: turn.input_tokens,
+            output_tokens: turn.output_tokens,
+        });
         // What the turn left out for the context budget leaves the history for good.
         let cut = (turn.cut as usize).min(s.durable.history.len());
         s.durable.history.drain(..cut);
@@ -296,6 +323,14 @@ pub(super) async fn run_tool_call(
     let request = validate_spawn(&call.arguments, &registered).and_then(|request| {
         if let Some(closed) = turn.closed_agents.iter().find(|c| c.agent == request.agent) {
             return Err(closed_agent_error(closed, turn));
+        }
+        if let Some(reason) = ctx.state(TaskWorkflow::budget_spent) {
+            return Err(ToolError {
+                code: BUDGET_SPENT.into(),
+                message: reason,
+                rejected: Some(request.agent.clone()),
+                available: Vec::new(),
+            });
         }
         let held = ctx.state(TaskWorkflow::held_attachments);
         pick_attachments(&request.attachments, &held).map(|files| (request, files))

@@ -8,6 +8,7 @@
 //! cancelled; 2 the call itself failed; 3 it was still running when the command stopped.
 
 mod render;
+mod tree;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,6 +18,7 @@ use a2a::{ListTasksRequest, Message, Part, Role, StreamResponse, Task};
 use anyhow::Context;
 use baton_a2a::{CardLimits, RemoteAgent};
 use baton_config::{AgentAuth, EnvSecret, RemoteAgentSpec, Secret, Settings, Updates};
+use baton_core::a2a_state::to_a2a;
 use futures::StreamExt;
 use url::Url;
 
@@ -54,6 +56,10 @@ pub enum TaskCommand {
         /// Print the task as A2A JSON.
         #[arg(long)]
         json: bool,
+        /// Print the whole delegation tree below the task instead, across the Baton agents of
+        /// the config's Temporal namespace: each task's agent, state, tokens and answer.
+        #[arg(long, conflicts_with_all = ["json", "url"])]
+        tree: bool,
     },
     /// List the tasks you are on, newest first.
     List {
@@ -116,13 +122,28 @@ impl Target {
         Some(AgentAuth::Bearer(secret))
     }
 
-    async fn connect(&self) -> anyhow::Result<RemoteAgent> {
-        let config = self.config.clone().or_else(|| {
+    /// The config `--config` or `BATON_CONFIG` names, if any.
+    fn config(&self) -> Option<PathBuf> {
+        self.config.clone().or_else(|| {
             std::env::var_os(crate::CONFIG_VARIABLE)
                 .filter(|value| !value.is_empty())
                 .map(PathBuf::from)
-        });
-        let url = match (&self.url, config) {
+        })
+    }
+
+    /// The settings of the config, for what only it can say (its Temporal namespace).
+    fn settings(&self) -> anyhow::Result<Settings> {
+        let config = self.config().with_context(|| {
+            format!(
+                "--tree reads the tree from Temporal: give --config FILE, or {} in the environment",
+                crate::CONFIG_VARIABLE
+            )
+        })?;
+        Ok(Settings::load(&config)?)
+    }
+
+    async fn connect(&self) -> anyhow::Result<RemoteAgent> {
+        let url = match (&self.url, self.config()) {
             (Some(url), _) => url.clone(),
             (None, Some(config)) => {
                 Settings::load(&config)?.server.base_url.with_context(|| {
@@ -167,7 +188,21 @@ async fn run_command(command: TaskCommand) -> anyhow::Result<ExitCode> {
             json,
             text,
         } => send(&target.connect().await?, task, &text.join(" "), json).await,
-        TaskCommand::Show { target, id, json } => {
+        TaskCommand::Show {
+            target,
+            id,
+            tree: true,
+            ..
+        } => {
+            let settings = target.settings()?;
+            let client = crate::temporal::join(&settings, "baton task show --tree").await?;
+            let root = tree::read_tree(&client, &id).await?;
+            println!("{}", tree::tree_text(&root, std::time::SystemTime::now()));
+            Ok(ExitCode::from(exit_code_of(&to_a2a(root.state))))
+        }
+        TaskCommand::Show {
+            target, id, json, ..
+        } => {
             let task = target.connect().await?.get_task(&id).await?;
             print_task(&task, json)?;
             Ok(ExitCode::from(exit_code_of(&task.status.state)))

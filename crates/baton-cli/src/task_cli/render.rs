@@ -3,16 +3,18 @@
 
 use a2a::{Message, Task, TaskState, TaskStatus};
 use baton_a2a::snapshot::message_text;
+use baton_core::attachments::whole_numbers;
 use baton_gateway::{SUB_TASK_ROWS_KEY, TASK_METADATA_KEY};
 use baton_proto::SubTaskRow;
 use serde_json::Value;
 
-/// The task's sub-task rows, as Baton's gateway publishes them beside the task extension.
+/// The task's sub-task rows, as Baton's gateway publishes them beside the task extension. Read
+/// over gRPC, metadata is a protobuf `Struct`, whose numbers (a row's token counts) are doubles.
 pub fn sub_tasks_of(task: &Task) -> Vec<SubTaskRow> {
     task.metadata
         .as_ref()
         .and_then(|m| m.get(SUB_TASK_ROWS_KEY))
-        .and_then(|rows| serde_json::from_value(rows.clone()).ok())
+        .and_then(|rows| serde_json::from_value(whole_numbers(rows.clone())).ok())
         .unwrap_or_default()
 }
 
@@ -155,6 +157,7 @@ mod tests {
             summary: summary.map(str::to_string),
             resolved: false,
             attachments: Vec::new(),
+            usage: None,
         }
     }
 
@@ -204,6 +207,19 @@ mod tests {
             changed_rows(std::slice::from_ref(&working), std::slice::from_ref(&done)),
             vec![&done]
         );
+    }
+
+    #[test]
+    fn rows_read_over_grpc_keep_their_token_counts() {
+        let mut row = serde_json::to_value(row(baton_proto::TaskState::Completed, None)).unwrap();
+        row["usage"] = json!({"input_tokens": 1888.0, "output_tokens": 2.0});
+        let t = task(json!({
+            "id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_COMPLETED"},
+            "metadata": {SUB_TASK_ROWS_KEY: [row]}
+        }));
+        let rows = sub_tasks_of(&t);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].usage.map(|u| u.tokens()), Some(1890));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Chains of agents: a brief carries the chain of parent tasks, and a delegation back into its
 //! own chain (A → B → A) or deeper than `agent.max_delegation_depth` is refused at the call,
-//! with nothing created.
+//! with nothing created; a task's usage adds up over its tree, and a budget bounds it.
 
+use baton_core::extensions::BUDGET_EXTENSION;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess};
 use baton_tests::fake_model::{FakeModel, call, reply};
 use baton_tests::sdk_client::SdkClient;
@@ -146,4 +147,172 @@ async fn a_task_as_deep_as_allowed_may_not_delegate_and_answers_itself() {
     assert!(child.sub_tasks.is_empty(), "{child:?}");
     assert_eq!(child.parent_tasks[0].task_id, root);
     assert_eq!(child.parent_tasks[0].agent, None, "a task on this agent");
+}
+
+/// The usage a task's A2A metadata reports (the budget extension): its own, and its tree's.
+fn reported(task: &serde_json::Value) -> (u64, u64) {
+    let report = &task["metadata"][BUDGET_EXTENSION];
+    let tokens = |usage: &serde_json::Value| {
+        usage["input_tokens"].as_f64().unwrap_or_default() as u64
+            + usage["output_tokens"].as_f64().unwrap_or_default() as u64
+    };
+    (tokens(&report["usage"]), tokens(&report["total"]))
+}
+
+#[tokio::test]
+async fn a_task_s_usage_adds_up_over_its_tree_and_its_sub_task_gets_half_of_what_is_left() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::responding(|request| {
+        let text = all_text(request);
+        if text.contains("40 coins") {
+            reply("There are 40.")
+        } else if text.contains("Count the coins.") {
+            reply("40 coins")
+        } else {
+            spawn("self", "Count the coins.")
+        }
+    })
+    .await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let budget = json!({BUDGET_EXTENSION: {"tokens": 1_000_000}}).to_string();
+    let alice = SdkClient::new(&url, "JSONRPC", "alice");
+    let sent = alice
+        .call(
+            "send",
+            &["--text", "How many coins are there?", "--metadata", &budget],
+        )
+        .await
+        .ok();
+    let task = &sent[0]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
+
+    // The root's total is its own turns' and its sub-task's, exactly.
+    let root = task["id"].as_str().unwrap();
+    let view = temporal.task_view(root).await;
+    let child_id = view.sub_tasks[0].remote_task_id.clone().unwrap();
+    let child = temporal.task_view(&child_id).await;
+    let (own, total) = reported(task);
+    assert!(own > 0, "{task}");
+    assert_eq!(own, view.usage.tokens());
+    assert_eq!(
+        view.sub_tasks[0].usage,
+        Some(child.usage),
+        "the child reported its own"
+    );
+    assert_eq!(total, own + child.usage.tokens());
+
+    // The sub-task was given half of what the root had left after its first turn, and its
+    // model read that in its task section.
+    let requests = model.requests();
+    let child_turn = requests
+        .iter()
+        .map(all_text)
+        .find(|text| text.contains("Count the coins.") && !text.contains("40 coins"))
+        .unwrap();
+    let first_root_turn = model.requests()[0].clone();
+    assert!(all_text(&first_root_turn).contains("budget: 1000000 of 1000000 model tokens left"));
+    let share = child_turn
+        .split("model tokens left")
+        .next()
+        .and_then(|before| before.rsplit(" of ").next())
+        .and_then(|n| n.trim().parse::<u64>().ok())
+        .expect("the child's budget line");
+    assert!(share < 500_000 && share > 400_000, "{share}");
+
+    // `baton task show --tree` prints the tree from Temporal, with the same totals.
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), config.render()).unwrap();
+    let shown = tokio::process::Command::new(baton())
+        .args(["task", "show", "--tree", "--config"])
+        .arg(file.path())
+        .arg(root)
+        .env("RUST_LOG", "warn")
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert_eq!(
+        shown.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    // Token counts print with thousands separators.
+    let plain = text.replace(',', "");
+    let lines: Vec<&str> = plain.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    let tokens = |n: u64| format!(" {n} tokens: ");
+    assert!(
+        lines[0].starts_with(&format!("task {root}: COMPLETED for "))
+            && lines[0].contains(&tokens(total))
+            && lines[0].ends_with("There are 40."),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with(&format!(
+            "└─ step on self [task {child_id}]: COMPLETED for "
+        )) && lines[1].contains(&tokens(child.usage.tokens()))
+            && lines[1].ends_with("40 coins"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_task_that_spends_its_budget_delegates_no_more_and_fails_with_the_reason() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::responding(|_| spawn("self", "Count the coins.")).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    // Fewer tokens than the first turn alone reads.
+    let budget = json!({BUDGET_EXTENSION: {"tokens": 50}}).to_string();
+    let sent = SdkClient::new(&url, "HTTP+JSON", "alice")
+        .call(
+            "send",
+            &["--text", "How many coins are there?", "--metadata", &budget],
+        )
+        .await
+        .ok();
+    let task = &sent[0]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_FAILED", "{task}");
+    let said = task["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        said.starts_with("budget spent: the task and its sub-tasks used")
+            && said.ends_with("of the 50 model tokens its delegator gave it"),
+        "{said}"
+    );
+    // Its one turn's delegation was refused, so nothing was created below it.
+    assert_eq!(model.requests().len(), 1);
+    let view = temporal.task_view(task["id"].as_str().unwrap()).await;
+    assert!(view.sub_tasks.is_empty(), "{view:?}");
+}
+
+#[tokio::test]
+async fn a_budget_that_is_not_a_whole_number_of_tokens_is_refused() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::responding(|_| reply("never")).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let url = config.base_url.clone().unwrap();
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    for bad in [
+        json!({"tokens": 0}),
+        json!({"tokens": "lots"}),
+        json!({"tokens": 1.5}),
+    ] {
+        let budget = json!({ BUDGET_EXTENSION: bad }).to_string();
+        let refused = SdkClient::new(&url, "JSONRPC", "alice")
+            .call("send", &["--text", "Count.", "--metadata", &budget])
+            .await;
+        assert_eq!(refused.reason(), "INVALID_PARAMS", "{bad}");
+        assert!(
+            refused.message().contains("\"tokens\": N"),
+            "{}",
+            refused.message()
+        );
+    }
+    assert!(model.requests().is_empty());
 }
