@@ -258,9 +258,9 @@ mod tests {
         })
     }
 
-    #[test]
-    fn a_push_is_a_status_update_in_the_a2a_wire_shape() {
-        let delivery = PushDelivery {
+    /// A push of task `t1`'s change to `state`, saying `message`.
+    fn delivery(state: baton_proto::TaskState, message: &str) -> PushDelivery {
+        PushDelivery {
             config: baton_proto::PushConfig {
                 id: "c1".into(),
                 url: "https://hooks.example.com/a".into(),
@@ -269,11 +269,19 @@ mod tests {
             },
             task_id: "t1".into(),
             context_id: "ctx1".into(),
-            state: baton_proto::TaskState::InputRequired,
-            sub_state: Some("awaiting-answer".into()),
-            message: Some("Which ledger?".into()),
+            state,
+            sub_state: None,
+            message: Some(message.into()),
             at: "2026-12-02T04:00:00.250Z".into(),
             artifacts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_push_is_a_status_update_in_the_a2a_wire_shape() {
+        let delivery = PushDelivery {
+            sub_state: Some("awaiting-answer".into()),
+            ..delivery(baton_proto::TaskState::InputRequired, "Which ledger?")
         };
         assert_eq!(
             serde_json::to_value(body(&delivery)).unwrap(),
@@ -347,18 +355,6 @@ mod tests {
     #[test]
     fn the_artifacts_of_an_answer_go_out_as_artifact_updates_in_order() {
         let delivery = PushDelivery {
-            config: baton_proto::PushConfig {
-                id: "c1".into(),
-                url: "https://hooks.example.com/a".into(),
-                token: None,
-                authentication: None,
-            },
-            task_id: "t1".into(),
-            context_id: "ctx1".into(),
-            state: baton_proto::TaskState::Completed,
-            sub_state: None,
-            message: Some("Here it is.".into()),
-            at: "2026-12-02T04:00:00.250Z".into(),
             artifacts: vec![
                 baton_proto::AnswerArtifact {
                     id: "answer".into(),
@@ -384,6 +380,7 @@ mod tests {
                     }),
                 },
             ],
+            ..delivery(baton_proto::TaskState::Completed, "Here it is.")
         };
         let mut contents = Contents::none();
         contents.insert("sha256:aa".into(), bytes::Bytes::from_static(b"a,b"));

@@ -67,8 +67,6 @@ mod tests {
     use super::*;
     use crate::spawn_subtask::INVALID_ARGUMENTS;
 
-    const COMMITTED_SCHEMA: &str = include_str!("../../../docs/schemas/ask_participant.json");
-
     #[test]
     fn a_question_is_taken_trimmed() {
         assert_eq!(
@@ -104,23 +102,12 @@ mod tests {
         }
     }
 
-    /// Set `UPDATE_SCHEMAS=1` to rewrite the committed file from the code.
     #[test]
     fn the_committed_schema_matches_the_code() {
-        let rendered = serde_json::to_string_pretty(&ask_participant_schema()).unwrap() + "\n";
-        if std::env::var_os("UPDATE_SCHEMAS").is_some() {
-            let path = concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../docs/schemas/ask_participant.json"
-            );
-            std::fs::write(path, &rendered).expect("write docs/schemas/ask_participant.json");
-            return;
-        }
-        assert!(
-            COMMITTED_SCHEMA == rendered,
-            "docs/schemas/ask_participant.json differs from ask_participant_schema(); \
-             regenerate it with `UPDATE_SCHEMAS=1 cargo test -p baton-core` and commit it.\n\
-             expected:\n{rendered}"
+        crate::committed_schema::check(
+            "ask_participant.json",
+            "ask_participant_schema",
+            &ask_participant_schema(),
         );
     }
 }

@@ -100,8 +100,6 @@ mod tests {
     use crate::spawn_subtask::INVALID_ARGUMENTS;
     use baton_proto::{Attachment, AttachmentKind, ContentRef, ToolFile};
 
-    const COMMITTED_SCHEMA: &str = include_str!("../../../docs/schemas/choose_answer_files.json");
-
     fn file(name: Option<&str>, digest: &str) -> Attachment {
         Attachment {
             kind: AttachmentKind::File,
@@ -204,23 +202,12 @@ mod tests {
         );
     }
 
-    /// Set `UPDATE_SCHEMAS=1` to rewrite the committed file from the code.
     #[test]
     fn the_committed_schema_matches_the_code() {
-        let rendered = serde_json::to_string_pretty(&choose_answer_files_schema()).unwrap() + "\n";
-        if std::env::var_os("UPDATE_SCHEMAS").is_some() {
-            let path = concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../docs/schemas/choose_answer_files.json"
-            );
-            std::fs::write(path, &rendered).expect("write docs/schemas/choose_answer_files.json");
-            return;
-        }
-        assert!(
-            COMMITTED_SCHEMA == rendered,
-            "docs/schemas/choose_answer_files.json differs from choose_answer_files_schema(); \
-             regenerate it with `UPDATE_SCHEMAS=1 cargo test -p baton-core` and commit it.\n\
-             expected:\n{rendered}"
+        crate::committed_schema::check(
+            "choose_answer_files.json",
+            "choose_answer_files_schema",
+            &choose_answer_files_schema(),
         );
     }
 }

@@ -11,6 +11,8 @@ pub mod ask_participant;
 pub mod attachments;
 pub mod brief;
 pub mod choose_answer_files;
+#[cfg(test)]
+mod committed_schema;
 pub mod completion;
 pub mod context;
 pub mod context_budget;

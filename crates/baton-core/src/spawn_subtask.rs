@@ -250,8 +250,6 @@ pub fn spawn_subtask_schema() -> Value {
 mod tests {
     use super::*;
 
-    const COMMITTED_SCHEMA: &str = include_str!("../../../docs/schemas/spawn_subtask.json");
-
     fn registered(ids: &[&str]) -> BTreeSet<String> {
         ids.iter().map(ToString::to_string).collect()
     }
@@ -583,23 +581,12 @@ mod tests {
         );
     }
 
-    /// Set `UPDATE_SCHEMAS=1` to rewrite the committed file from the code.
     #[test]
     fn the_committed_schema_matches_the_code() {
-        let rendered = serde_json::to_string_pretty(&spawn_subtask_schema()).unwrap() + "\n";
-        if std::env::var_os("UPDATE_SCHEMAS").is_some() {
-            let path = concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../docs/schemas/spawn_subtask.json"
-            );
-            std::fs::write(path, &rendered).expect("write docs/schemas/spawn_subtask.json");
-            return;
-        }
-        assert!(
-            COMMITTED_SCHEMA == rendered,
-            "docs/schemas/spawn_subtask.json differs from spawn_subtask_schema(); \
-             regenerate it with `UPDATE_SCHEMAS=1 cargo test -p baton-core` and commit it.\n\
-             expected:\n{rendered}"
+        crate::committed_schema::check(
+            "spawn_subtask.json",
+            "spawn_subtask_schema",
+            &spawn_subtask_schema(),
         );
     }
 

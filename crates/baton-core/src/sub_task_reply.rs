@@ -242,8 +242,6 @@ mod tests {
     use super::*;
     use crate::spawn_subtask::INVALID_ARGUMENTS;
 
-    const COMMITTED_SCHEMA: &str = include_str!("../../../docs/schemas/reply_to_subtask.json");
-
     fn row(id: &str, state: TaskState, resolved: bool) -> SubTaskRow {
         SubTaskRow {
             stand_in_id: id.into(),
@@ -416,23 +414,12 @@ mod tests {
         );
     }
 
-    /// Set `UPDATE_SCHEMAS=1` to rewrite the committed file from the code.
     #[test]
     fn the_committed_schema_matches_the_code() {
-        let rendered = serde_json::to_string_pretty(&reply_to_subtask_schema()).unwrap() + "\n";
-        if std::env::var_os("UPDATE_SCHEMAS").is_some() {
-            let path = concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../docs/schemas/reply_to_subtask.json"
-            );
-            std::fs::write(path, &rendered).expect("write docs/schemas/reply_to_subtask.json");
-            return;
-        }
-        assert!(
-            COMMITTED_SCHEMA == rendered,
-            "docs/schemas/reply_to_subtask.json differs from reply_to_subtask_schema(); \
-             regenerate it with `UPDATE_SCHEMAS=1 cargo test -p baton-core` and commit it.\n\
-             expected:\n{rendered}"
+        crate::committed_schema::check(
+            "reply_to_subtask.json",
+            "reply_to_subtask_schema",
+            &reply_to_subtask_schema(),
         );
     }
 }

@@ -18,6 +18,31 @@ fn spawn(agent: &str, goal: &str) -> baton_tests::fake_model::Scripted {
     )
 }
 
+/// One Baton agent answered by `model`, its gateway on a free port, with `agent_settings` in its
+/// `[agent]` table; its worker stops when this is dropped.
+struct OneAgent {
+    temporal: TestTemporal,
+    config: WorkerConfig,
+    url: String,
+    _worker: WorkerProcess,
+}
+
+async fn one_agent(model: &FakeModel, agent_settings: &str) -> OneAgent {
+    let temporal = TestTemporal::start().await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let url = config.base_url.clone().unwrap();
+    let rendered = config
+        .render()
+        .replace("[agent]\n", &format!("[agent]\n{agent_settings}"));
+    let worker = WorkerProcess::start(baton(), &rendered).await;
+    OneAgent {
+        temporal,
+        config,
+        url,
+        _worker: worker,
+    }
+}
+
 #[tokio::test]
 async fn a_delegation_back_into_its_own_chain_is_refused_and_nothing_is_created() {
     let temporal = TestTemporal::start().await;
@@ -97,7 +122,6 @@ async fn a_delegation_back_into_its_own_chain_is_refused_and_nothing_is_created(
 
 #[tokio::test]
 async fn a_task_as_deep_as_allowed_may_not_delegate_and_answers_itself() {
-    let temporal = TestTemporal::start().await;
     let model = FakeModel::responding(|request| {
         let text = all_text(request);
         if text.contains("delegation.too_deep") {
@@ -111,14 +135,10 @@ async fn a_task_as_deep_as_allowed_may_not_delegate_and_answers_itself() {
         }
     })
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
-    let url = config.base_url.clone().unwrap();
-    let rendered = config
-        .render()
-        .replace("[agent]\n", "[agent]\nmax_delegation_depth = 1\n");
-    let _worker = WorkerProcess::start(baton(), &rendered).await;
+    let agent = one_agent(&model, "max_delegation_depth = 1\n").await;
+    let (temporal, url) = (&agent.temporal, &agent.url);
 
-    let sent = SdkClient::new(&url, "JSONRPC", "alice")
+    let sent = SdkClient::new(url, "JSONRPC", "alice")
         .call("send", &["--text", "How many coins are there?"])
         .await
         .ok();
@@ -161,7 +181,6 @@ fn reported(task: &serde_json::Value) -> (u64, u64) {
 
 #[tokio::test]
 async fn a_task_s_usage_adds_up_over_its_tree_and_its_sub_task_gets_half_of_what_is_left() {
-    let temporal = TestTemporal::start().await;
     let model = FakeModel::responding(|request| {
         let text = all_text(request);
         if text.contains("40 coins") {
@@ -173,11 +192,10 @@ async fn a_task_s_usage_adds_up_over_its_tree_and_its_sub_task_gets_half_of_what
         }
     })
     .await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
-    let url = config.base_url.clone().unwrap();
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let agent = one_agent(&model, "").await;
+    let (temporal, url, config) = (&agent.temporal, &agent.url, &agent.config);
     let budget = json!({BUDGET_EXTENSION: {"tokens": 1_000_000}}).to_string();
-    let alice = SdkClient::new(&url, "JSONRPC", "alice");
+    let alice = SdkClient::new(url, "JSONRPC", "alice");
     let sent = alice
         .call(
             "send",
@@ -261,14 +279,12 @@ async fn a_task_s_usage_adds_up_over_its_tree_and_its_sub_task_gets_half_of_what
 
 #[tokio::test]
 async fn a_task_that_spends_its_budget_delegates_no_more_and_fails_with_the_reason() {
-    let temporal = TestTemporal::start().await;
     let model = FakeModel::responding(|_| spawn("self", "Count the coins.")).await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
-    let url = config.base_url.clone().unwrap();
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let agent = one_agent(&model, "").await;
+    let (temporal, url) = (&agent.temporal, &agent.url);
     // Fewer tokens than the first turn alone reads.
     let budget = json!({BUDGET_EXTENSION: {"tokens": 50}}).to_string();
-    let sent = SdkClient::new(&url, "HTTP+JSON", "alice")
+    let sent = SdkClient::new(url, "HTTP+JSON", "alice")
         .call(
             "send",
             &["--text", "How many coins are there?", "--metadata", &budget],
@@ -293,18 +309,16 @@ async fn a_task_that_spends_its_budget_delegates_no_more_and_fails_with_the_reas
 
 #[tokio::test]
 async fn a_budget_that_is_not_a_whole_number_of_tokens_is_refused() {
-    let temporal = TestTemporal::start().await;
     let model = FakeModel::responding(|_| reply("never")).await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
-    let url = config.base_url.clone().unwrap();
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let agent = one_agent(&model, "").await;
+    let url = &agent.url;
     for bad in [
         json!({"tokens": 0}),
         json!({"tokens": "lots"}),
         json!({"tokens": 1.5}),
     ] {
         let budget = json!({ BUDGET_EXTENSION: bad }).to_string();
-        let refused = SdkClient::new(&url, "JSONRPC", "alice")
+        let refused = SdkClient::new(url, "JSONRPC", "alice")
             .call("send", &["--text", "Count.", "--metadata", &budget])
             .await;
         assert_eq!(refused.reason(), "INVALID_PARAMS", "{bad}");
