@@ -2,16 +2,17 @@
 //! own chain (A → B → A) or deeper than `agent.max_delegation_depth` is refused at the call,
 //! with nothing created; a task's usage adds up over its tree, and a budget bounds it.
 
-use baton_core::extensions::BUDGET_EXTENSION;
+use baton_core::extensions::{BUDGET_EXTENSION, DEADLINE_EXTENSION};
+use baton_proto::TaskState;
 use baton_tests::engine::{TestTemporal, WorkerConfig, WorkerProcess};
-use baton_tests::fake_model::{FakeModel, call, reply};
+use baton_tests::fake_model::{FakeModel, Scripted, call, reply};
 use baton_tests::sdk_client::SdkClient;
 use baton_tests::wait::{HANG_GUARD, poll_until};
 use serde_json::json;
 
 use crate::common::{all_text, baton};
 
-fn spawn(agent: &str, goal: &str) -> baton_tests::fake_model::Scripted {
+fn spawn(agent: &str, goal: &str) -> Scripted {
     call(
         "spawn_subtask",
         json!({"name": "step", "goal": goal, "agent": agent}),
@@ -329,4 +330,67 @@ async fn a_budget_that_is_not_a_whole_number_of_tokens_is_refused() {
         );
     }
     assert!(model.requests().is_empty());
+}
+
+/// A deadline given at the root runs out at the second hop first: that hop's task is ended
+/// "deadline exceeded", the hop above reads it and still answers within its own deadline, and
+/// so does the root.
+#[tokio::test]
+async fn a_deadline_runs_out_below_first_and_each_hop_above_still_answers() {
+    // Each task answers what its last message says; the deepest one's model never answers.
+    let model = FakeModel::responding(|request| {
+        let last = request["messages"]
+            .as_array()
+            .and_then(|messages| messages.last())
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        if last.contains("deadline exceeded") {
+            reply("The count ran out of time.")
+        } else if last.contains("ran out of time") {
+            reply("No count yet: it ran out of time.")
+        } else if last.contains("started on") {
+            reply("Waiting for the count.")
+        } else if last.contains("Count them one by one.") {
+            Scripted::Hang
+        } else if last.contains("Count the coins.") {
+            spawn("self", "Count them one by one.")
+        } else {
+            spawn("self", "Count the coins.")
+        }
+    })
+    .await;
+    let agent = one_agent(&model, "").await;
+    // 20 s: its sub-task gets 18 s and that one's 16 s, each hop keeping a tenth to answer in.
+    let deadline = json!({DEADLINE_EXTENSION: {"seconds": 20}}).to_string();
+    let sent = SdkClient::new(&agent.url, "JSONRPC", "alice")
+        .call(
+            "send",
+            &[
+                "--text",
+                "How many coins are there?",
+                "--metadata",
+                &deadline,
+            ],
+        )
+        .await
+        .ok();
+    let task = &sent[0]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
+    let root = agent.temporal.task_view(task["id"].as_str().unwrap()).await;
+    assert_eq!(
+        root.last_answer.as_deref(),
+        Some("No count yet: it ran out of time.")
+    );
+    let child_id = root.sub_tasks[0].remote_task_id.clone().unwrap();
+    let child = agent.temporal.task_view(&child_id).await;
+    assert_eq!(child.state, TaskState::Completed);
+    let grandchild = &child.sub_tasks[0];
+    assert_eq!(grandchild.state, TaskState::Failed, "{grandchild:?}");
+    assert!(
+        grandchild
+            .summary
+            .as_deref()
+            .is_some_and(|s| s.contains("deadline exceeded")),
+        "{grandchild:?}"
+    );
 }
