@@ -25,7 +25,7 @@ struct OneAgent {
     temporal: TestTemporal,
     config: WorkerConfig,
     url: String,
-    _worker: WorkerProcess,
+    worker: WorkerProcess,
 }
 
 async fn one_agent(model: &FakeModel, agent_settings: &str) -> OneAgent {
@@ -40,7 +40,7 @@ async fn one_agent(model: &FakeModel, agent_settings: &str) -> OneAgent {
         temporal,
         config,
         url,
-        _worker: worker,
+        worker,
     }
 }
 
@@ -241,11 +241,10 @@ async fn a_task_s_usage_adds_up_over_its_tree_and_its_sub_task_gets_half_of_what
     assert!(share < 500_000 && share > 400_000, "{share}");
 
     // `baton task show --tree` prints the tree from Temporal, with the same totals.
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), config.render()).unwrap();
+    let config_path = agent.worker.config_path();
     let shown = tokio::process::Command::new(baton())
         .args(["task", "show", "--tree", "--config"])
-        .arg(file.path())
+        .arg(config_path)
         .arg(root)
         .env("RUST_LOG", "warn")
         .output()
@@ -276,6 +275,28 @@ async fn a_task_s_usage_adds_up_over_its_tree_and_its_sub_task_gets_half_of_what
             && lines[1].ends_with("40 coins"),
         "{text}"
     );
+
+    // Every history of the tree replays on this build (usage is counted from recorded turn
+    // results, never twice), and the totals read the same afterwards.
+    let query = format!("TaskQueue = \"{}\"", config.task_queue);
+    let replayed = poll_until("both tasks visible to replay", HANG_GUARD, || async {
+        let output = tokio::process::Command::new(baton())
+            .args(["replay", "--config"])
+            .arg(config_path)
+            .args(["--query", &query])
+            .env("RUST_LOG", "warn")
+            .output()
+            .await
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        (text.contains(&format!("ok {root} (")) && text.contains(&format!("ok {child_id} (")))
+            .then_some((output.status.code(), text))
+    })
+    .await;
+    assert_eq!(replayed.0, Some(0), "{}", replayed.1);
+    assert!(replayed.1.contains(" 0 failed"), "{}", replayed.1);
+    assert_eq!(temporal.task_view(root).await.usage, view.usage);
+    assert_eq!(temporal.task_view(&child_id).await.usage, child.usage);
 }
 
 #[tokio::test]
