@@ -2,7 +2,7 @@
 //! details), delivering pushes, and the two ends, COMPLETED and FAILED.
 
 use baton_activities::BatonActivities;
-use baton_core::answer::answer_artifacts;
+use baton_core::answer::{answer_artifacts, has_answered};
 use baton_proto::temporal::memo::LISTED_TASK;
 use baton_proto::temporal::search_attributes::{
     A2A_CONTEXT_ID, A2A_STATUS_TIMESTAMP, A2A_TASK_STATE,
@@ -80,7 +80,9 @@ impl TaskWorkflow {
             .context_id
             .clone()
             .unwrap_or_else(|| task_id.to_string());
-        let artifacts = if self.durable.push_configs.is_empty() {
+        // Only a change that gives the answer pushes artifacts: no view is built for the rest.
+        let gives_answer = has_answered(state, sub_state.as_deref());
+        let artifacts = if self.durable.push_configs.is_empty() || !gives_answer {
             Vec::new()
         } else {
             answer_artifacts(&self.view(task_id))
