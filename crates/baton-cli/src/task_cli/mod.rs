@@ -196,7 +196,11 @@ async fn run_command(command: TaskCommand) -> anyhow::Result<ExitCode> {
         } => {
             let settings = target.settings()?;
             let client = crate::temporal::join(&settings, "baton task show --tree").await?;
-            let root = tree::read_tree(&client, &id).await?;
+            let reader = tree::Reader {
+                client: &client,
+                timeout: settings.server.temporal_timeout,
+            };
+            let root = tree::read_tree(&reader, &id).await?;
             println!("{}", tree::tree_text(&root, std::time::SystemTime::now()));
             Ok(ExitCode::from(exit_code_of(&to_a2a(root.state))))
         }

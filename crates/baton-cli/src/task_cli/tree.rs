@@ -35,25 +35,36 @@ pub struct TreeNode {
     pub children: Vec<TreeNode>,
 }
 
-/// Reads the tree below task `task_id`.
-pub async fn read_tree(client: &Client, task_id: &str) -> anyhow::Result<TreeNode> {
-    let view = query(client, task_id).await.ok_or_else(|| {
-        anyhow::anyhow!("no task {task_id} in this Temporal namespace (or it cannot be queried)")
-    })?;
-    let mut seen = HashSet::from([task_id.to_string()]);
-    Ok(node_of(client, format!("task {task_id}"), view, &mut seen, 0).await)
+/// Where the tree is read from, and how long one task's query may take (`server.temporal_timeout`:
+/// a task whose worker is down answers no query).
+pub struct Reader<'a> {
+    pub client: &'a Client,
+    pub timeout: Duration,
 }
 
-async fn query(client: &Client, task_id: &str) -> Option<TaskView> {
-    client
-        .get_workflow_handle::<TaskWorkflow>(task_id)
-        .query(task_workflow::TASK, (), WorkflowQueryOptions::default())
-        .await
-        .ok()
+/// Reads the tree below task `task_id`.
+pub async fn read_tree(reader: &Reader<'_>, task_id: &str) -> anyhow::Result<TreeNode> {
+    let view = reader.query(task_id).await.ok_or_else(|| {
+        anyhow::anyhow!(
+            "no task {task_id} in this Temporal namespace, or no worker answered its query within {}s",
+            reader.timeout.as_secs()
+        )
+    })?;
+    let mut seen = HashSet::from([task_id.to_string()]);
+    Ok(node_of(reader, format!("task {task_id}"), view, &mut seen, 0).await)
+}
+
+impl Reader<'_> {
+    /// The task's view; none when there is no such task or it did not answer in time.
+    async fn query(&self, task_id: &str) -> Option<TaskView> {
+        let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
+        let query = handle.query(task_workflow::TASK, (), WorkflowQueryOptions::default());
+        tokio::time::timeout(self.timeout, query).await.ok()?.ok()
+    }
 }
 
 fn node_of<'a>(
-    client: &'a Client,
+    reader: &'a Reader<'a>,
     label: String,
     view: TaskView,
     seen: &'a mut HashSet<String>,
@@ -65,12 +76,12 @@ fn node_of<'a>(
             let label = row_label(row);
             let below = match row.remote_task_id.as_deref() {
                 Some(id) if level < MAX_LEVELS && seen.insert(id.to_string()) => {
-                    query(client, id).await
+                    reader.query(id).await
                 }
                 _ => None,
             };
             children.push(match below {
-                Some(view) => node_of(client, label, view, seen, level + 1).await,
+                Some(view) => node_of(reader, label, view, seen, level + 1).await,
                 None => leaf_of(label, row),
             });
         }
