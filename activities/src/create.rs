@@ -31,6 +31,7 @@ use futures::StreamExt;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 
 use crate::heartbeat::heartbeating_progress;
+use crate::non_retryable;
 use crate::remote_calls::read_whole;
 
 /// How many tasks of one delegation's context are read: one is expected, a few more mean an
@@ -429,16 +430,24 @@ fn started_or_retry(
     }
 }
 
-/// Cancels every unfinished task of a delegation's context: what an attempt may have created
-/// before the creation failed for good or was given up. Returns how many it cancelled.
+/// Cancels every unfinished task of a delegation's context but `keep`: what an attempt may have
+/// created before the creation failed for good or was given up, a brief's duplicate, or what a
+/// parent's end finds still running. Returns how many it cancelled. An agent that cannot list
+/// the context fails it for good: asking again would get the same answer.
 pub async fn cancel_context_tasks(
     agent: &RemoteAgent,
     input: &CancelContextIn,
 ) -> Result<u32, ActivityError> {
-    let tasks = agent
+    let tasks = match agent
         .tasks_in_context(&input.context_id, CONTEXT_PAGE)
         .await
-        .map_err(|error| ActivityError::from(anyhow::anyhow!(error.to_string())))?;
+    {
+        Ok(tasks) => tasks,
+        Err(error) if error.is_transient() => {
+            return Err(ActivityError::from(anyhow::anyhow!(error.to_string())));
+        }
+        Err(error) => return Err(non_retryable(error.code(), error.to_string())),
+    };
     let mut cancelled = 0;
     for task in tasks.iter().filter(|t| Some(&t.id) != input.keep.as_ref()) {
         let ended = of_task(task).state.is_terminal();
@@ -466,7 +475,7 @@ pub async fn cancel_context_tasks(
         tracing::info!(
             stand_in = %input.stand_in_id,
             agent = %input.agent,
-            "cancelled task {} left by a creation that did not finish", task.id
+            "cancelled task {} left running in context {}", task.id, input.context_id
         );
         cancelled += 1;
     }

@@ -517,6 +517,39 @@ async fn a_cancel_while_waiting_for_a_sub_task_waits_for_the_stand_in_to_confirm
     assert_eq!(a.invoke_model.seen().len(), 2);
 }
 
+/// A task that delegated ends with a sweep of each sub-task's context, after its end is
+/// recorded: whatever still runs there is cancelled, though the row says the task ended.
+#[tokio::test]
+async fn a_cancelled_task_sweeps_its_sub_tasks_contexts_after_it_shows_canceled() {
+    let h = WorkflowHarness::with_books().await;
+    let a = &h.activities;
+    a.cancel_context_tasks.hold();
+    let _follow = h.follow_balance().await;
+    let context_id = h.task("t").await.sub_tasks[0].context_id.clone();
+    h.answer_and_wait("waiting for the balance").await;
+
+    h.cancel("t", "stop everything").await;
+    a.cancel_remote_task
+        .next()
+        .await
+        .reply(remote("r-1", TaskState::Canceled, None));
+    let sweep = a.cancel_context_tasks.next().await;
+    assert_eq!(
+        (
+            sweep.input.stand_in_id.as_str(),
+            sweep.input.agent.as_str(),
+            Some(sweep.input.context_id.clone()),
+            sweep.input.keep.as_deref()
+        ),
+        ("t.1", "ledger", context_id, None)
+    );
+    // Callers already see the end while the sweep runs.
+    assert_eq!(h.task("t").await.state, TaskState::Canceled);
+    sweep.reply(1);
+    assert!(h.task_outcome("t").await.is_canceled());
+    assert_eq!(a.cancel_context_tasks.seen().len(), 1);
+}
+
 // --- sub-tasks' news -----------------------------------------------------------------------
 
 /// A sub-task that ends while the turn that spawned it still runs its tool calls (the second

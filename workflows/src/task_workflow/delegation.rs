@@ -30,6 +30,7 @@ use temporalio_workflow::{
 
 use super::TaskWorkflow;
 use super::status::{deliver_pushes, record_state, set_state};
+use super::sweep::sweep_sub_task_contexts;
 use super::turns::cancel_requested;
 use super::{CANCEL_GRACE, task_deadline_left};
 use crate::RemoteTaskWorkflow;
@@ -572,6 +573,7 @@ pub(super) async fn cancel_everything(
     if stopped_any {
         record_delegation_ends(ctx).await;
     }
+    sweep_sub_task_contexts(ctx).await;
     Err(WorkflowTermination::cancelled())
 }
 

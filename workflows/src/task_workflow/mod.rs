@@ -8,6 +8,7 @@
 mod delegation;
 mod messages;
 mod status;
+mod sweep;
 mod turns;
 
 use baton_core::deadline::{deadline_at_ms, task_deadline_exceeded, time_left};

@@ -13,6 +13,7 @@ use temporalio_workflow::WorkflowCancellationToken;
 
 use super::TaskWorkflow;
 use super::delegation::{record_delegation_ends, stop_open_sub_tasks};
+use super::sweep::sweep_sub_task_contexts;
 use crate::current_details::task_details;
 use crate::event_time::event_time;
 use crate::policies;
@@ -203,6 +204,7 @@ pub(super) async fn complete(ctx: &mut WorkflowContext<TaskWorkflow>) -> Workflo
     set_state(ctx, TaskState::Completed, None);
     deliver_pushes(ctx).await;
     record_delegation_ends(ctx).await;
+    sweep_sub_task_contexts(ctx).await;
     let task_id = ctx.workflow_id().to_string();
     Ok(ctx.state(|s| s.view(&task_id)))
 }
@@ -218,6 +220,7 @@ pub(super) async fn fail(
     set_state(ctx, TaskState::Failed, Some(reason.clone()));
     deliver_pushes(ctx).await;
     record_delegation_ends(ctx).await;
+    sweep_sub_task_contexts(ctx).await;
     let failure = TaskFailure {
         task_id: ctx.workflow_id().to_string(),
         reason: reason.clone(),
