@@ -189,18 +189,12 @@ fn count(stats: &Value) -> PeerCount {
             .entry(task["context_id"].as_str().unwrap_or_default().to_string())
             .or_default() += 1;
     }
-    let terminal = [
-        "TASK_STATE_COMPLETED",
-        "TASK_STATE_FAILED",
-        "TASK_STATE_CANCELED",
-        "TASK_STATE_REJECTED",
-    ];
     PeerCount {
         creations: tasks.len(),
         duplicates: per_context.values().map(|n| n - 1).sum(),
         orphans: tasks
             .iter()
-            .filter(|t| !terminal.contains(&t["state"].as_str().unwrap_or_default()))
+            .filter(|t| !is_ended(t["state"].as_str().unwrap_or_default()))
             .count(),
     }
 }
@@ -1455,19 +1449,7 @@ async fn a_cancel_crosses_a_chain_of_three_batons_whose_middle_worker_is_down_wh
     let _last = WorkerProcess::start(baton(), &last.render()).await;
 
     // Each agent above delegates once, then waits for its sub-task.
-    let delegating = |agent: &'static str| {
-        move |request: &Value| {
-            if called_a_tool(request) {
-                reply("Waiting for the agent below.")
-            } else {
-                call(
-                    "spawn_subtask",
-                    json!({"name": "year", "goal": "Close the year.", "agent": agent}),
-                )
-            }
-        }
-    };
-    let middle_model = FakeModel::responding(delegating("last")).await;
+    let middle_model = FakeModel::responding(delegating_to("last")).await;
     let mut middle = WorkerConfig::new(&temporal, &middle_model.base_url())
         .with_push_receiver()
         .agent("last", &last_url, "");
@@ -1475,7 +1457,7 @@ async fn a_cancel_crosses_a_chain_of_three_batons_whose_middle_worker_is_down_wh
     let middle_url = middle.base_url.clone().unwrap();
     let mut middle_worker = WorkerProcess::start(baton(), &middle.render()).await;
 
-    let first_model = FakeModel::responding(delegating("middle")).await;
+    let first_model = FakeModel::responding(delegating_to("middle")).await;
     let first = WorkerConfig::new(&temporal, &first_model.base_url())
         .with_push_receiver()
         .agent("middle", &middle_url, "");
@@ -1533,4 +1515,184 @@ async fn a_cancel_crosses_a_chain_of_three_batons_whose_middle_worker_is_down_wh
         (TaskState::Canceled, true),
         "{row:#?}"
     );
+}
+
+// --- a chain of agents cancelled at its root ----------------------------------------------------
+
+/// A model that delegates its task to `agent` once, then waits for the agent below.
+fn delegating_to(agent: &str) -> impl Fn(&Value) -> Scripted + Send + Sync + 'static {
+    let agent = agent.to_string();
+    move |request: &Value| {
+        if called_a_tool(request) {
+            reply("Waiting for the agent below.")
+        } else {
+            call(
+                "spawn_subtask",
+                json!({"name": "year", "goal": "Close the year.", "agent": agent}),
+            )
+        }
+    }
+}
+
+/// One Baton agent of a chain: its id, config and worker (and the model it runs on).
+struct Hop {
+    id: &'static str,
+    config: WorkerConfig,
+    worker: WorkerProcess,
+    _model: FakeModel,
+}
+
+impl Hop {
+    /// ListTasks on this agent's gateway as `caller` sees it: each listed task's state.
+    async fn listed_states(&self, caller: &str) -> Vec<String> {
+        let rpc = format!("{}/", self.config.base_url.clone().unwrap());
+        let listed = a2a_rpc(&rpc, "ListTasks", json!({}), Some(caller)).await;
+        listed["result"]["tasks"]
+            .as_array()
+            .unwrap_or_else(|| panic!("ListTasks on {} as {caller}: {listed}", self.id))
+            .iter()
+            .map(|t| {
+                t["status"]["state"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect()
+    }
+}
+
+/// The ids of the chain's tasks that exist so far, root first: each Baton task's first row names
+/// the task below it (the last one's, the a2a-sdk agent's).
+async fn chain_so_far(temporal: &TestTemporal, root: &str, batons: usize) -> Vec<String> {
+    let mut ids = vec![root.to_string()];
+    while ids.len() <= batons {
+        let view = temporal.task_view(ids.last().unwrap()).await;
+        match view
+            .sub_tasks
+            .first()
+            .and_then(|r| r.remote_task_id.clone())
+        {
+            Some(below) => ids.push(below),
+            None => break,
+        }
+    }
+    ids
+}
+
+/// The issue's chain: four Batons (a → b → c → d) ending at an a2a-sdk agent whose task runs
+/// until it is cancelled. The root is cancelled at a moment chosen at random (how much of the
+/// chain exists by then: `BATON_CHAIN_STAGE` = 1 to 5 picks it), with b's worker, which serves
+/// b's gateway, killed just before and started again just after. Every task on every agent ends
+/// CANCELED, and ListTasks on each agent, as the agent above it, shows nothing left open.
+#[tokio::test]
+async fn a_cancel_at_the_root_ends_every_task_of_four_batons_and_an_sdk_agent_with_a_worker_killed()
+{
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&["--behaviour", "hang"]).await;
+    let mut below = ("tool".to_string(), peer.url());
+    let mut hops = Vec::new();
+    for id in ["d", "c", "b", "a"] {
+        let model = FakeModel::responding(delegating_to(&below.0)).await;
+        let mut config = WorkerConfig::new(&temporal, &model.base_url())
+            .with_push_receiver()
+            .agent(&below.0, &below.1, "");
+        config.agent_id = id.into();
+        let worker = WorkerProcess::start(baton(), &config.render()).await;
+        below = (id.to_string(), config.base_url.clone().unwrap());
+        hops.push(Hop {
+            id,
+            config,
+            worker,
+            _model: model,
+        });
+    }
+    hops.reverse();
+    let stage = std::env::var("BATON_CHAIN_STAGE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| 1 + std::process::id() as usize % 5);
+
+    let a_rpc = format!("{}/", hops[0].config.base_url.clone().unwrap());
+    let sent = a2a_rpc(
+        &a_rpc,
+        "SendMessage",
+        json!({"message": {"messageId": "m-chain", "role": "ROLE_USER",
+            "parts": [{"text": "Close the year."}]},
+            "configuration": {"returnImmediately": true}}),
+        Some("alice"),
+    )
+    .await;
+    let root = sent["result"]["task"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{sent}"))
+        .to_string();
+    let before = poll_until("the chain to reach the chosen stage", WITHIN, || async {
+        let ids = chain_so_far(&temporal, &root, hops.len()).await;
+        (ids.len() >= stage).then_some(ids)
+    })
+    .await;
+
+    hops[1].worker.kill().await;
+    let cancelled = Instant::now();
+    // CancelTask answers once the root has ended, which waits on b: b comes back meanwhile.
+    let (answer, ()) = tokio::join!(
+        a2a_rpc(&a_rpc, "CancelTask", json!({"id": root}), Some("alice")),
+        hops[1].worker.restart()
+    );
+    assert_eq!(
+        answer["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{answer}"
+    );
+
+    // Quiet: every Baton task of the chain has ended (none ends before what it started below
+    // it), every agent lists only ended tasks for the agent above it, and the a2a-sdk agent
+    // holds none open.
+    let callers = ["alice", "a", "b", "c"];
+    let (chain, listed) = poll_until("every agent of the chain quiet", WITHIN, || async {
+        let chain = chain_so_far(&temporal, &root, hops.len()).await;
+        for id in chain.iter().take(hops.len()) {
+            if !temporal.task_view(id).await.state.is_terminal() {
+                return None;
+            }
+        }
+        let mut listed = Vec::new();
+        for (hop, caller) in hops.iter().zip(callers) {
+            let states = hop.listed_states(caller).await;
+            if states.iter().any(|s| !is_ended(s)) {
+                return None;
+            }
+            listed.push(states.len());
+        }
+        let peer_open = count(&peer.stats().await).orphans;
+        (peer_open == 0).then_some((chain, listed))
+    })
+    .await;
+    let quiet_after = cancelled.elapsed();
+    for id in chain.iter().take(hops.len()) {
+        let view = temporal.task_view(id).await;
+        assert_eq!(view.state, TaskState::Canceled, "{id}: {view:#?}");
+    }
+    let peer_tasks = count(&peer.stats().await);
+    println!(
+        "fault-suite: a chain of {} Batons and an a2a-sdk agent, cancelled at stage {stage} of 5 \
+         ({} tasks then, {} in the end), b's worker killed during the cancel: every task ended \
+         {:.1} s after the cancel; listed per agent {listed:?}, the a2a-sdk agent's tasks {}",
+        hops.len(),
+        before.len(),
+        chain.len(),
+        quiet_after.as_secs_f64(),
+        peer_tasks.creations,
+    );
+    assert_eq!(peer_tasks.duplicates, 0, "{peer_tasks:?}");
+}
+
+/// Whether an A2A task state (as JSON names it) is one a task ends in.
+fn is_ended(state: &str) -> bool {
+    [
+        "TASK_STATE_COMPLETED",
+        "TASK_STATE_FAILED",
+        "TASK_STATE_CANCELED",
+        "TASK_STATE_REJECTED",
+    ]
+    .contains(&state)
 }

@@ -415,3 +415,77 @@ async fn a_deadline_runs_out_below_first_and_each_hop_above_still_answers() {
         "{grandchild:?}"
     );
 }
+
+/// A task left running in a sub-task's context that no row knows of (as a crash between a send
+/// and its record could leave one) is cancelled by the sweep the parent ends with.
+#[tokio::test]
+async fn a_task_left_in_a_sub_task_s_context_is_cancelled_by_the_sweep_its_parent_ends_with() {
+    let peer = baton_tests::PythonPeer::start(&["--behaviour", "hang"]).await;
+    let model = FakeModel::responding(|request| {
+        if all_text(request).contains("sub-task \"step\" started on ledger") {
+            reply("Waiting for the ledger.")
+        } else {
+            spawn("ledger", "Close the year.")
+        }
+    })
+    .await;
+    let temporal = TestTemporal::start().await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).agent("ledger", &peer.url(), "");
+    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    temporal
+        .start_task(
+            &config.task_queue,
+            "t-sweep",
+            baton_tests::engine::task_input("year", "Close the year."),
+        )
+        .await;
+    let context_id = poll_until("the sub-task created", HANG_GUARD, || async {
+        let row = temporal
+            .task_view("t-sweep")
+            .await
+            .sub_tasks
+            .first()?
+            .clone();
+        row.remote_task_id.as_ref()?;
+        row.context_id
+    })
+    .await;
+
+    // A second task in the same context, which the parent never heard of.
+    let rpc = format!("{}/rpc", peer.url());
+    let brief = json!({"message": {"messageId": "m-stray", "role": "ROLE_USER",
+        "contextId": context_id, "parts": [{"text": "Close the year again."}]}});
+    // The agent holds the call open while its task works: it is never answered.
+    let stray = tokio::spawn(async move {
+        baton_tests::engine::a2a_rpc(&rpc, "SendMessage", brief, None).await
+    });
+    let in_context = |stats: &serde_json::Value| {
+        stats["tasks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["context_id"] == context_id.as_str())
+            .map(|t| t["state"].as_str().unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+    };
+    peer.wait_for("two tasks in the context", |stats| {
+        in_context(stats).len() == 2
+    })
+    .await;
+
+    temporal
+        .client
+        .get_workflow_handle::<baton_workflows::TaskWorkflow>("t-sweep")
+        .cancel(temporalio_client::WorkflowCancelOptions::default())
+        .await
+        .unwrap();
+    // The stand-in cancels its own task; the sweep, the one nobody watched.
+    let stats = peer
+        .wait_for("both tasks of the context cancelled", |stats| {
+            in_context(stats) == ["TASK_STATE_CANCELED", "TASK_STATE_CANCELED"]
+        })
+        .await;
+    stray.abort();
+    let view = temporal.task_view("t-sweep").await;
+    assert_eq!(view.state, TaskState::Canceled, "{view:#?}, {stats}");
+}
