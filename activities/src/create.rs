@@ -283,11 +283,15 @@ fn brief_message(
             serde_json::json!({ "seconds": deadline_secs }),
         );
     }
-    if let Some(tokens) = input.budget_tokens.filter(|_| takes(BUDGET_EXTENSION)) {
-        metadata.insert(
-            BUDGET_EXTENSION.to_string(),
-            serde_json::json!({ "tokens": tokens }),
-        );
+    let budget: serde_json::Map<String, serde_json::Value> = [
+        ("tokens", input.budget_tokens),
+        ("cost_nanos", input.budget_cost_nanos),
+    ]
+    .into_iter()
+    .filter_map(|(field, value)| Some((field.to_string(), value?.into())))
+    .collect();
+    if !budget.is_empty() && takes(BUDGET_EXTENSION) {
+        metadata.insert(BUDGET_EXTENSION.to_string(), budget.into());
     }
     Message {
         message_id: input.message_id.clone(),

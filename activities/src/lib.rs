@@ -20,11 +20,13 @@ mod reply;
 mod tool_call;
 mod watch;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use baton_a2a::webhook::{PushFailure, Webhooks};
 use baton_a2a::{Registry, RemoteAgent};
+use baton_config::ModelPrice;
 use baton_content::ContentStore;
 use baton_core::deadline::delegation_deadline;
 use baton_core::delegation_chain::{RosterAgent, closed_agents};
@@ -91,6 +93,8 @@ pub struct BatonActivities {
     context_budget: usize,
     /// `model.images`: whether image files go to the model as images.
     model_reads_images: bool,
+    /// `model.prices`: what each model's tokens cost.
+    model_prices: BTreeMap<String, ModelPrice>,
     /// The static prefix of each task's model turns.
     prefixes: Arc<Prefixes>,
     /// The `[[mcp]]` servers whose tools the prefix offers.
@@ -143,6 +147,7 @@ impl BatonActivities {
             model_retry_for: model_settings.retry_for,
             context_budget: model_settings.context_budget,
             model_reads_images: model_settings.images,
+            model_prices: model_settings.prices.clone(),
             prefixes: Arc::new(prefixes),
             mcp: Arc::new(McpServers::none()),
             push_base: push_base.clone(),
@@ -525,6 +530,7 @@ impl BatonActivities {
             &self.default_model,
             &prefix,
             (self.context_budget, self.model_reads_images),
+            &self.model_prices,
             input,
         );
         let turn = heartbeating(&ctx, turn).await?;

@@ -2,6 +2,7 @@
 //! roster) goes in front here, so it is byte-identical on every turn of every task of one
 //! worker and never enters workflow history.
 
+use baton_config::ModelPrice;
 use baton_core::ask_participant::{
     ASK_PARTICIPANT, ASK_PARTICIPANT_DESCRIPTION, ask_participant_schema,
 };
@@ -17,6 +18,7 @@ use baton_core::sub_task_reply::{
     REPLY_TO_SUBTASK, REPLY_TO_SUBTASK_DESCRIPTION, reply_to_subtask_schema,
 };
 use baton_core::turn_bounds::{MAX_TOOL_CALLS_KEPT, bound_answer, bound_tool_calls};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -83,13 +85,15 @@ impl StaticPrefix {
 /// pass `budget_tokens`, the oldest history items are left out (`InvokeModelOut::cut`) and the
 /// model reads a marker in their place. The files and data of the history are read from
 /// `content`; a store that does not answer fails the turn as retryable, like a model outage.
-/// Images go to the model as images only when it `reads_images` (`model.images`).
+/// Images go to the model as images only when it `reads_images` (`model.images`). The turn costs
+/// what its model's tokens cost in `prices` (`model.prices`), nothing for a model without one.
 pub async fn invoke(
     model: &dyn ModelProvider,
     content: &ContentStore,
     default_model: &str,
     prefix: &StaticPrefix,
     (budget_tokens, reads_images): (usize, bool),
+    prices: &BTreeMap<String, ModelPrice>,
     input: InvokeModelIn,
 ) -> Result<InvokeModelOut, ModelError> {
     let tools = prefix.tools.clone();
@@ -120,6 +124,9 @@ pub async fn invoke(
         max_output_tokens: None,
     };
     let response = model.complete(&request).await?;
+    let cost_nanos = prices.get(&request.model).map_or(0, |price| {
+        price.cost_nanos(response.usage.input_tokens, response.usage.output_tokens)
+    });
     tracing::debug!(task = %input.task_id, tokens_in = response.usage.input_tokens, tokens_out = response.usage.output_tokens, "model turn");
     let bounded = bound_tool_calls(
         response
@@ -151,6 +158,7 @@ pub async fn invoke(
         mcp_tools: prefix.mcp_tools.clone(),
         // The agents this task may not reach: the activity adds them from the task's chain.
         closed_agents: Vec::new(),
+        cost_nanos,
     })
 }
 

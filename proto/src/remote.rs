@@ -226,6 +226,10 @@ pub struct StartAgentTaskIn {
     /// agent that takes the budget extension. Absent for a task without a budget.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_tokens: Option<u64>,
+    /// What the sub-task's model turns may cost, in billionths of `model.currency`: its share of
+    /// what its task has left. Absent for a task without a budget in money.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_cost_nanos: Option<u64>,
 }
 
 /// What `start_agent_task` reports. A refusal by the agent or the network is an outcome, not an
@@ -413,6 +417,10 @@ pub struct InvokeModelOut {
     /// that may delegate to all (and in histories from before the bound).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub closed_agents: Vec<ClosedAgent>,
+    /// What the turn cost, in billionths of `model.currency`, from the price of its model in
+    /// `model.prices`: 0 where none is configured.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub cost_nanos: u64,
 }
 
 /// An agent a task may not delegate to: it is already in the task's chain, or the chain is as
@@ -465,6 +473,10 @@ pub struct InvokeToolOut {
     /// of the task.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<Attachment>,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -208,6 +208,11 @@ pub struct TaskLimits {
     /// what its delegator gave it (the budget extension). None runs without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget_tokens: Option<u64>,
+    /// What the task's model turns may cost, its sub-tasks' included, in billionths of
+    /// `model.currency`, before it fails "budget spent": what its delegator gave it (the budget
+    /// extension). None runs without a budget in money.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_cost_nanos: Option<u64>,
 }
 
 /// How long a conversation waits for its next message by default: a week.
@@ -221,6 +226,7 @@ impl Default for TaskLimits {
             idle_timeout_secs: DEFAULT_IDLE_TIMEOUT_SECS,
             deadline_secs: None,
             budget_tokens: None,
+            budget_cost_nanos: None,
         }
     }
 }
@@ -317,7 +323,7 @@ pub struct SubTaskRow {
     pub usage: Option<Usage>,
 }
 
-/// Model tokens used, as the provider reported them.
+/// Model tokens used, as the provider reported them, and what they cost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     /// Tokens the model read.
@@ -326,6 +332,10 @@ pub struct Usage {
     /// Tokens the model wrote.
     #[serde(default)]
     pub output_tokens: u64,
+    /// What the tokens cost, in billionths of `model.currency`, from `model.prices`: 0 where no
+    /// price is configured.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cost_nanos: u64,
 }
 
 impl Usage {
@@ -344,6 +354,7 @@ impl Usage {
         Usage {
             input_tokens: self.input_tokens.saturating_add(other.input_tokens),
             output_tokens: self.output_tokens.saturating_add(other.output_tokens),
+            cost_nanos: self.cost_nanos.saturating_add(other.cost_nanos),
         }
     }
 }

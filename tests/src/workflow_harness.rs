@@ -1052,6 +1052,7 @@ fn turn(text: Option<&str>, tool_calls: Vec<ToolCallRecord>) -> InvokeModelOut {
         cut: 0,
         mcp_tools: Vec::new(),
         closed_agents: Vec::new(),
+        cost_nanos: 0,
     }
 }
 

@@ -1,10 +1,12 @@
 //! `[model]`: the OpenAI-compatible model endpoint and the budgets of a turn.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use url::Url;
 
 use crate::error::Errors;
+use crate::prices::{ModelPrice, read_currency, read_prices};
 use crate::secret::{Secret, explain_secret_key, secret_from_env};
 use crate::urls::{base_url, is_loopback};
 use crate::walk::Field;
@@ -35,15 +37,22 @@ pub struct ModelSettings {
     /// `image_url` parts); when false, by their heading only, for a text-only model that would
     /// refuse the request. Default true.
     pub images: bool,
+    /// What each model's tokens cost (`model.prices`), by model name: a model without a price
+    /// costs nothing. Empty by default.
+    pub prices: BTreeMap<String, ModelPrice>,
+    /// The currency of the prices and of budgets in money (`model.currency`); default "USD".
+    pub currency: String,
 }
 
-const KEYS: [&str; 6] = [
+const KEYS: [&str; 8] = [
     "base_url",
     "model",
     "timeout",
     "retry_for",
     "context_budget",
     "images",
+    "prices",
+    "currency",
 ];
 /// The default context budget, in tokens: well inside the windows of today's models.
 pub const DEFAULT_CONTEXT_BUDGET: usize = 100_000;
@@ -114,6 +123,13 @@ pub(crate) fn read(
         .unwrap_or(DEFAULT_RETRY_FOR);
     let context_budget = read_context_budget(&section.field("context_budget"), errors);
     let images = section.field("images").boolean(errors).unwrap_or(true);
+    let prices = read_prices(
+        section
+            .field("prices")
+            .section("a table of model names", errors),
+        errors,
+    );
+    let currency = read_currency(&section.field("currency"), errors);
     ModelSettings {
         base_url,
         model: model.to_owned(),
@@ -123,6 +139,8 @@ pub(crate) fn read(
         retry_for,
         context_budget,
         images,
+        prices,
+        currency,
     }
 }
 
@@ -460,7 +478,7 @@ mod tests {
         assert_only_error(
             "[model]\napi = \"responses\"",
             "model.api",
-            "unknown setting (allowed: base_url, model, timeout, retry_for, context_budget, images)",
+            "unknown setting (allowed: base_url, model, timeout, retry_for, context_budget, images, prices, currency)",
         );
     }
 }

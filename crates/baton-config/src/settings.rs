@@ -353,6 +353,8 @@ mod tests {
                     retry_for: Duration::from_secs(300),
                     context_budget: 100_000,
                     images: true,
+                    prices: BTreeMap::new(),
+                    currency: "USD".into(),
                 },
                 content: ContentSettings {
                     store: crate::ContentStoreSpec::Directory(
@@ -457,6 +459,10 @@ media_types = ["image/*", "text/csv"]
 base_url = "https://models.example.com/v1"
 model = "gpt-4.1"
 timeout = "1m30s"
+currency = "EUR"
+
+[model.prices]
+"gpt-4.1" = { input = 2, output = 8 }
 
 [metrics]
 bind = "0.0.0.0:9464"
@@ -570,6 +576,14 @@ bind = "0.0.0.0:9464"
                     retry_for: Duration::from_secs(300),
                     context_budget: 100_000,
                     images: true,
+                    prices: BTreeMap::from([(
+                        "gpt-4.1".to_string(),
+                        crate::ModelPrice {
+                            input_micros_per_million: 2_000_000,
+                            output_micros_per_million: 8_000_000,
+                        }
+                    )]),
+                    currency: "EUR".into(),
                 },
                 content: ContentSettings {
                     store: crate::ContentStoreSpec::S3 {

@@ -63,6 +63,11 @@ impl<'a> Section<'a> {
         &self.path
     }
 
+    /// Whether the section is a table in the file (not absent, nor a value of another type).
+    pub(crate) fn is_table(&self) -> bool {
+        self.table.is_some()
+    }
+
     /// Every key of the table with its field, in the file's key order.
     pub(crate) fn entries(&self) -> Vec<(&'a str, Field<'a>)> {
         let Some(table) = self.table else {
@@ -238,6 +243,19 @@ impl<'a> Field<'a> {
             Some(Value::Boolean(flag)) => Some(*flag),
             Some(other) => {
                 self.wrong_type("true or false", other, errors);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// A number, whole or not.
+    pub(crate) fn number(&self, expected: &str, errors: &mut Errors) -> Option<f64> {
+        match self.value {
+            Some(Value::Integer(number)) => Some(*number as f64),
+            Some(Value::Float(number)) => Some(*number),
+            Some(other) => {
+                self.wrong_type(expected, other, errors);
                 None
             }
             None => None,

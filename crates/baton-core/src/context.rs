@@ -9,7 +9,7 @@ use baton_proto::{Participant, ParticipantKind, ParticipantRole, SubTaskRow, Tas
 
 use crate::roster::clean_field;
 use crate::untrusted::{clean_untrusted_text, render_untrusted};
-use crate::usage::budget_line;
+use crate::usage::Budget;
 
 /// The `source` of the untrusted block around a note from another agent.
 const NOTE_SOURCE: &str = "agent";
@@ -60,14 +60,14 @@ pub fn render_task_section(input: &TaskInput, sub_tasks: &[SubTaskRow]) -> Strin
     lines.join("\n")
 }
 
-/// `section` with a line that tells the model what is left of its `budget` (the tokens, and
+/// `section` with a line that tells the model what is left of its `budget` (the budget, and
 /// what its tree used), when it has one, before the section's end.
-pub fn with_budget(section: String, budget: Option<(u64, Usage)>) -> String {
+pub fn with_budget(section: String, budget: Option<(Budget, Usage)>) -> String {
     let Some((budget, used)) = budget else {
         return section;
     };
     match section.strip_suffix("\n</task>") {
-        Some(open) => format!("{open}\n{}\n</task>", budget_line(budget, used)),
+        Some(open) => format!("{open}\n{}\n</task>", budget.line(used)),
         None => section,
     }
 }
@@ -153,8 +153,13 @@ mod tests {
         let used = Usage {
             input_tokens: 300,
             output_tokens: 50,
+            cost_nanos: 0,
         };
-        let with = with_budget(section.clone(), Some((1_000, used)));
+        let budget = Budget {
+            tokens: Some(1_000),
+            cost_nanos: None,
+        };
+        let with = with_budget(section.clone(), Some((budget, used)));
         let lines: Vec<&str> = with.lines().collect();
         assert_eq!(lines[lines.len() - 1], "</task>");
         assert!(

@@ -80,16 +80,19 @@ mod tests {
         let own = Usage {
             input_tokens: 120,
             output_tokens: 30,
+            cost_nanos: 0,
         };
         let total = Usage {
             input_tokens: 400,
             output_tokens: 90,
+            cost_nanos: 1_250,
         };
         let metadata = HashMap::from([(BUDGET_EXTENSION.to_string(), usage_metadata(own, total))]);
         assert_eq!(reported_usage(Some(&metadata)), Some(total));
         let doubles = HashMap::from([(
             BUDGET_EXTENSION.to_string(),
-            serde_json::json!({"total": {"input_tokens": 400.0, "output_tokens": 90.0}}),
+            serde_json::json!({"total": {"input_tokens": 400.0, "output_tokens": 90.0,
+                "cost_nanos": 1250.0}}),
         )]);
         assert_eq!(reported_usage(Some(&doubles)), Some(total));
         for unreported in [

@@ -235,6 +235,7 @@ mod tests {
         let used = baton_proto::Usage {
             input_tokens: 90,
             output_tokens: 10,
+            cost_nanos: 0,
         };
         let working = ChildDone {
             usage: Some(used),

@@ -6,6 +6,7 @@ use baton_core::deadline::MAX_TASK_DEADLINE_SECS;
 use baton_core::delegation_chain::MAX_CHAIN;
 use baton_core::extensions::{BUDGET_EXTENSION, DEADLINE_EXTENSION, ENVELOPE_MEDIA_TYPE};
 use baton_core::sub_task_reply::SUB_TASK_ID_METADATA;
+use baton_core::usage::Budget;
 use baton_proto::envelope::AcceptanceCriterion;
 
 use crate::identity::{Caller, CallerKind};
@@ -104,7 +105,7 @@ pub fn new_task(
     let text = text_of(message);
     let brief = envelope_of(message)?.unwrap_or_default();
     let deadline_secs = deadline_of(message)?;
-    let budget_tokens = budget_of(message)?;
+    let budget = budget_of(message)?;
     let chain = brief.parent_tasks.as_deref().unwrap_or_default();
     if chain.len() > MAX_CHAIN {
         return Err(A2AError::invalid_params(format!(
@@ -178,7 +179,8 @@ pub fn new_task(
             .collect(),
         limits: TaskLimits {
             deadline_secs,
-            budget_tokens,
+            budget_tokens: budget.tokens,
+            budget_cost_nanos: budget.cost_nanos,
             ..TaskLimits::default()
         },
         context_id: Some(context_id.to_string()),
@@ -211,15 +213,45 @@ fn deadline_of(message: &Message) -> Result<Option<u64>, A2AError> {
     Ok(seconds.map(|seconds| seconds.min(MAX_TASK_DEADLINE_SECS)))
 }
 
-/// The budget the brief's delegator gives the task (the budget extension), in model tokens: a
-/// whole number of at least 1; none when the brief names none.
-fn budget_of(message: &Message) -> Result<Option<u64>, A2AError> {
-    whole_number_of(message, BUDGET_EXTENSION, "tokens")
+/// The budget the brief's delegator gives the task (the budget extension): `{"tokens": N}`
+/// model tokens, `{"cost_nanos": N}` billionths of `model.currency`, or both, each a whole
+/// number of at least 1.
+fn budget_of(message: &Message) -> Result<Budget, A2AError> {
+    let Some(value) = metadata_value(message, BUDGET_EXTENSION) else {
+        return Ok(Budget::default());
+    };
+    let refused = || {
+        A2AError::invalid_params(format!(
+            "metadata {BUDGET_EXTENSION} must be {{\"tokens\": N}}, {{\"cost_nanos\": N}} or \
+             both, with each N a whole number of at least 1; it is {value}"
+        ))
+    };
+    let field = |name: &str| match value.get(name) {
+        None => Ok(None),
+        Some(number) => whole_number(number).map(Some).ok_or_else(refused),
+    };
+    let budget = Budget {
+        tokens: field("tokens")?,
+        cost_nanos: field("cost_nanos")?,
+    };
+    if budget.tokens.is_none() && budget.cost_nanos.is_none() {
+        return Err(refused());
+    }
+    Ok(budget)
+}
+
+/// A whole number of at least 1. `600.0` is a whole number too: a protobuf-based peer's metadata
+/// (a `Struct`) holds every number as a double. A number past u64 is cut to its largest.
+fn whole_number(value: &serde_json::Value) -> Option<u64> {
+    let number = value
+        .as_f64()
+        .filter(|number| *number >= 1.0 && number.fract() == 0.0)?;
+    // `as` saturates.
+    Some(number as u64)
 }
 
 /// `metadata[extension][field]` of the message, a whole number of at least 1, when the message
-/// names the extension. `600.0` is a whole number too: a protobuf-based peer's metadata (a
-/// `Struct`) holds every number as a double. A number past u64 is cut to its largest.
+/// names the extension.
 fn whole_number_of(
     message: &Message,
     extension: &str,
@@ -228,13 +260,8 @@ fn whole_number_of(
     let Some(value) = metadata_value(message, extension) else {
         return Ok(None);
     };
-    let number = value
-        .get(field)
-        .and_then(serde_json::Value::as_f64)
-        .filter(|number| *number >= 1.0 && number.fract() == 0.0);
-    match number {
-        // `as` saturates.
-        Some(number) => Ok(Some(number as u64)),
+    match value.get(field).and_then(whole_number) {
+        Some(number) => Ok(Some(number)),
         _ => Err(A2AError::invalid_params(format!(
             "metadata {extension} must be {{\"{field}\": N}} with N a whole number of at least \
              1; it is {value}"
@@ -364,17 +391,30 @@ mod tests {
         };
         let input = briefed(json!({"tokens": 20000.0})).unwrap();
         assert_eq!(input.limits.budget_tokens, Some(20_000));
+        assert_eq!(input.limits.budget_cost_nanos, None);
+        let input = briefed(json!({"cost_nanos": 500000000})).unwrap();
+        assert_eq!(
+            (input.limits.budget_tokens, input.limits.budget_cost_nanos),
+            (None, Some(500_000_000))
+        );
+        let input = briefed(json!({"tokens": 9, "cost_nanos": 8.0})).unwrap();
+        assert_eq!(
+            (input.limits.budget_tokens, input.limits.budget_cost_nanos),
+            (Some(9), Some(8))
+        );
         for bad in [
             json!({"tokens": 0}),
             json!({"tokens": 2.5}),
+            json!({"tokens": 5, "cost_nanos": "0.5"}),
+            json!({"cost_nanos": -1}),
             json!({"seconds": 9}),
             json!(7),
         ] {
             let refused = briefed(bad.clone()).unwrap_err();
             assert!(
-                refused
-                    .message
-                    .contains("must be {\"tokens\": N} with N a whole number"),
+                refused.message.contains(
+                    "must be {\"tokens\": N}, {\"cost_nanos\": N} or both, with each N a whole number"
+                ),
                 "{bad}: {}",
                 refused.message
             );

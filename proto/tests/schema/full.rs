@@ -119,6 +119,7 @@ fn limits() -> TaskLimits {
         idle_timeout_secs: BIG,
         deadline_secs: Some(3600),
         budget_tokens: Some(20_000),
+        budget_cost_nanos: Some(500_000_000),
     }
 }
 
@@ -312,6 +313,7 @@ fn usage() -> Usage {
     Usage {
         input_tokens: 1834,
         output_tokens: 19,
+        cost_nanos: 4_775_000,
     }
 }
 
@@ -494,6 +496,7 @@ fn start_in() -> StartAgentTaskIn {
         deadline_secs: Some(BIG),
         attachments: vec![attachment()],
         budget_tokens: Some(20_000),
+        budget_cost_nanos: Some(250_000_000),
     }
 }
 
@@ -608,6 +611,7 @@ fn model_out() -> InvokeModelOut {
             code: "delegation.cycle".into(),
             reason: "agent front is already in this task's chain of delegations".into(),
         }],
+        cost_nanos: 4_775_000,
     }
 }
 

@@ -778,29 +778,37 @@ async fn a_delegation_to_a_closed_agent_is_refused_and_creates_nothing() {
 
 /// A task with a budget gives its sub-task half of what is left, counts each turn's usage and
 /// the sub-task's reported total once, and ends FAILED "budget spent" before a turn it cannot
-/// pay for.
+/// pay for: a budget in tokens and one in money, each counted and shared alike.
 #[tokio::test]
 async fn a_task_counts_its_tree_against_its_budget_and_ends_once_it_is_spent() {
     let h = WorkflowHarness::start().await;
     let mut input = task_with("books", "close the books", &["alice"]);
     input.limits.budget_tokens = Some(10);
+    input.limits.budget_cost_nanos = Some(1_000);
     h.start_by_alice(input).await;
     let a = &h.activities;
     let turn = a.invoke_model.next().await;
     assert!(
         turn.input
             .task_section
-            .contains("budget: 10 of 10 model tokens left"),
+            .contains("budget: 10 of 10 model tokens left, 0.000001 of 0.000001 left to spend"),
         "{}",
         turn.input.task_section
     );
-    turn.reply(calls(vec![spawn("c1", "balance", "ledger")]));
+    let mut spawning = calls(vec![spawn("c1", "balance", "ledger")]);
+    spawning.cost_nanos = 200;
+    turn.reply(spawning);
     let create = a.start_agent_task.next().await;
-    assert_eq!(create.input.budget_tokens, Some(4), "half of the 8 left");
+    assert_eq!(
+        (create.input.budget_tokens, create.input.budget_cost_nanos),
+        (Some(4), Some(400)),
+        "half of the 8 tokens and of the 800 left"
+    );
     let mut done = remote("r-1", TaskState::Completed, Some("balanced"));
     done.usage = Some(baton_proto::Usage {
         input_tokens: 8,
         output_tokens: 1,
+        cost_nanos: 900,
     });
     create.reply(StartAgentTaskOut::Started {
         task: done,
@@ -814,12 +822,13 @@ async fn a_task_counts_its_tree_against_its_budget_and_ends_once_it_is_spent() {
         (type_name.as_str(), reason.as_str()),
         (
             "task.failed",
-            "budget spent: the task and its sub-tasks used 11 of the 10 model tokens its delegator gave it"
+            "budget spent: the task and its sub-tasks used 11 of the 10 model tokens and cost \
+             0.0000011 of the 0.000001 in model.currency its delegator gave it"
         )
     );
     assert_eq!(a.invoke_model.seen().len(), 1, "no turn past the budget");
     let view = h.task("t").await;
-    assert_eq!(view.usage.tokens(), 2);
+    assert_eq!((view.usage.tokens(), view.usage.cost_nanos), (2, 200));
     assert_eq!(view.sub_tasks[0].usage.map(|u| u.tokens()), Some(9));
 }
 

@@ -14,7 +14,6 @@ use baton_core::sub_tasks::{
     apply_child_done, creation_failed_note, delegation_end, map_remote_state,
 };
 use baton_core::tool_result::{spawned_content, tool_error_content};
-use baton_core::usage::{budget_left, sub_task_share};
 use baton_proto::{
     Attachment, CancelContextIn, ChildDone, DelegationEnd, HistoryItem, RemoteSnapshot,
     RemoteStart, RemoteTaskIn, Source, StartAgentTaskIn, StartAgentTaskOut, SubTaskRow, TaskEvent,
@@ -262,9 +261,9 @@ pub(super) async fn delegate(
     // time it keeps to answer in.
     let deadline_secs = within_task_deadline(request.deadline_secs, task_deadline_left(ctx));
     // A task with a budget gives each sub-task a share of what it has left.
-    let budget_tokens = ctx
+    let share = ctx
         .state(TaskWorkflow::budget)
-        .map(|(budget, used)| sub_task_share(budget_left(budget, used)));
+        .map(|(budget, used)| budget.share(used));
     let (stand_in_id, brief) = ctx.state_mut(|s| {
         let stand_in_id = format!("{parent_id}.{}", s.durable.sub_tasks.len() + 1);
         let ids = delegation_ids(&first_run_id, &stand_in_id);
@@ -294,7 +293,8 @@ pub(super) async fn delegate(
             envelope: Some(brief_envelope(&request, &s.input, &parent_id)),
             deadline_secs,
             attachments,
-            budget_tokens,
+            budget_tokens: share.and_then(|s| s.tokens),
+            budget_cost_nanos: share.and_then(|s| s.cost_nanos),
         };
         (stand_in_id, brief)
     });

@@ -16,7 +16,7 @@ use baton_core::sub_task_reply::REPLY_TO_SUBTASK;
 use baton_core::sub_tasks::AWAITING_NEXT_MESSAGE;
 use baton_core::tool_result::tool_error_content;
 use baton_core::turn_bounds::payload_too_large;
-use baton_core::usage::{BUDGET_SPENT, budget_left, budget_spent, tree_usage};
+use baton_core::usage::{BUDGET_SPENT, Budget, tree_usage};
 use baton_proto::{
     ClosedAgent, HistoryItem, InvokeModelIn, InvokeModelOut, InvokeToolIn, Lifecycle, MessageRole,
     OfferedTool, TaskEvent, TaskMessage, TaskRoster, TaskStart, TaskState, TaskView,
@@ -46,8 +46,8 @@ impl TaskWorkflow {
 
     /// The task's budget and what is left of it, when it has one: its own turns and its
     /// sub-tasks' reported usage count against it.
-    pub(super) fn budget(&self) -> Option<(u64, Usage)> {
-        let budget = self.input.limits.budget_tokens?;
+    pub(super) fn budget(&self) -> Option<(Budget, Usage)> {
+        let budget = Budget::of(&self.input.limits)?;
         Some((
             budget,
             tree_usage(self.durable.usage, &self.durable.sub_tasks),
@@ -57,7 +57,7 @@ impl TaskWorkflow {
     /// Why the task ends now, when its budget is spent.
     pub(super) fn budget_spent(&self) -> Option<String> {
         let (budget, used) = self.budget()?;
-        (budget_left(budget, used) == 0).then(|| budget_spent(budget, used))
+        budget.spent(used)
     }
 }
 
@@ -213,6 +213,7 @@ pub(super) async fn model_turn(
         s.durable.usage = s.durable.usage.plus(Usage {
             input_tokens: turn.input_tokens,
             output_tokens: turn.output_tokens,
+            cost_nanos: turn.cost_nanos,
         });
         // What the turn left out for the context budget leaves the history for good.
         let cut = (turn.cut as usize).min(s.durable.history.len());

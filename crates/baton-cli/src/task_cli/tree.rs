@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
-use baton_core::usage::tree_usage;
+use baton_core::usage::{money, tree_usage};
 use baton_proto::temporal::{TaskWorkflow, task_workflow};
 use baton_proto::{SubTaskRow, TaskState, TaskView, Usage};
 use chrono::{DateTime, Utc};
@@ -143,7 +143,8 @@ fn push_children(lines: &mut Vec<String>, children: &[TreeNode], indent: &str, n
     }
 }
 
-/// `balance on ledger [task t-9]: COMPLETED for 2m10s, 2,001 tokens: 42`.
+/// `balance on ledger [task t-9]: COMPLETED for 2m10s, 2,001 tokens, cost 0.0035: 42` (the
+/// cost only where `model.prices` priced a turn of the tree).
 fn node_line(node: &TreeNode, now: SystemTime) -> String {
     let mut line = format!("{}: {}", node.label, node.state.short_name());
     if let Some(sub_state) = &node.sub_state {
@@ -154,6 +155,9 @@ fn node_line(node: &TreeNode, now: SystemTime) -> String {
     }
     if let Some(usage) = node.usage {
         line.push_str(&format!(", {} tokens", thousands(usage.tokens())));
+        if usage.cost_nanos > 0 {
+            line.push_str(&format!(", cost {}", money(usage.cost_nanos)));
+        }
     }
     if let Some(answer) = node.answer.as_deref().and_then(|a| a.lines().next()) {
         let answer: String = answer.chars().take(80).collect();
@@ -203,6 +207,7 @@ mod tests {
             usage: tokens.map(|t| Usage {
                 input_tokens: t,
                 output_tokens: 0,
+                cost_nanos: t * 1_000,
             }),
             answer: Some(answer.into()),
             children: Vec::new(),
@@ -235,9 +240,9 @@ mod tests {
         root.children = vec![planner, ledger];
         assert_eq!(
             tree_text(&root, now),
-            "task t-1: COMPLETED for 2m10s, 6,234 tokens: There are 40.\n\
-             ├─ plan on planner [task p-1]: COMPLETED, 2,001 tokens: Counted.\n\
-             │  └─ count on self [task c-1]: FAILED, 999 tokens: budget spent\n\
+            "task t-1: COMPLETED for 2m10s, 6,234 tokens, cost 0.006234: There are 40.\n\
+             ├─ plan on planner [task p-1]: COMPLETED, 2,001 tokens, cost 0.002001: Counted.\n\
+             │  └─ count on self [task c-1]: FAILED, 999 tokens, cost 0.000999: budget spent\n\
              └─ check on ledger [task l-1]: WORKING"
         );
     }
