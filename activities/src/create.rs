@@ -21,6 +21,7 @@ use std::time::Duration;
 use a2a::{Message, Part, PartContent, Role, StreamResponse, Task};
 use baton_a2a::snapshot::{after_event, message_text, of_status_update, of_task};
 use baton_a2a::{AgentError, RemoteAgent};
+use baton_core::answer::has_answered;
 use baton_core::delegation_chain::chain_as_sent;
 use baton_core::display::one_line;
 use baton_core::extensions::{BUDGET_EXTENSION, DEADLINE_EXTENSION, ENVELOPE_MEDIA_TYPE};
@@ -436,7 +437,8 @@ fn started_or_retry(
 
 /// Cancels every unfinished task of a delegation's context but `keep`: what an attempt may have
 /// created before the creation failed for good or was given up, a brief's duplicate, or what a
-/// parent's end finds still running. Returns how many it cancelled. An agent that cannot list
+/// parent's end finds still running. A task that answered and awaits its next message is left
+/// to complete. Returns how many it cancelled. An agent that cannot list
 /// the context fails it for good: asking again would get the same answer.
 pub async fn cancel_context_tasks(
     agent: &RemoteAgent,
@@ -454,7 +456,10 @@ pub async fn cancel_context_tasks(
     };
     let mut cancelled = 0;
     for task in tasks.iter().filter(|t| Some(&t.id) != input.keep.as_ref()) {
-        let ended = of_task(task).state.is_terminal();
+        // A conversation parked after its answer has done its work: it completes when it has
+        // waited long enough, and a cancel would only hide that it answered.
+        let seen = of_task(task);
+        let ended = seen.state.is_terminal() || has_answered(seen.state, seen.sub_state.as_deref());
         if let Some(kept) = &input.keep {
             tracing::warn!(
                 stand_in = %input.stand_in_id,
@@ -462,7 +467,7 @@ pub async fn cancel_context_tasks(
                 "the agent holds task {} beside task {kept} for the same brief, which was sent \
                  again after a worker was lost: {}",
                 task.id,
-                if ended { "it has ended" } else { "cancelling it" }
+                if ended { "it has ended or answered" } else { "cancelling it" }
             );
         }
         if ended {

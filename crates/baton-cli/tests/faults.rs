@@ -1696,3 +1696,218 @@ fn is_ended(state: &str) -> bool {
     ]
     .contains(&state)
 }
+
+// --- a budget spent down a chain --------------------------------------------------------------
+
+/// What each Baton's model turns cost in these tests: 0.4 and 1.6 per million tokens, so a turn
+/// costs 400 nanos a token read and 1,600 a token written.
+const PRICED: &str = "\n[model.prices]\n\"fake-model\" = { input = 0.4, output = 1.6 }\n";
+
+/// `baton replay` of every history on `config`'s task queue: waits until it has replayed each of
+/// `task_ids`, and returns its report, which must say none failed.
+async fn replay_all(config: &std::path::Path, task_queue: &str, task_ids: &[&str]) -> String {
+    let query = format!("TaskQueue = \"{task_queue}\"");
+    let (code, text) = poll_until("every history visible to replay", WITHIN, || async {
+        let output = tokio::process::Command::new(baton())
+            .args(["replay", "--config"])
+            .arg(config)
+            .args(["--query", &query])
+            .env("RUST_LOG", "warn")
+            .output()
+            .await
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        task_ids
+            .iter()
+            .all(|id| text.contains(&format!("ok {id} (")))
+            .then_some((output.status.code(), text))
+    })
+    .await;
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains(" 0 failed"), "{text}");
+    text
+}
+
+/// A root budget of 100,000 tokens down a → b → c: each gets half of what its parent has left,
+/// so c gets about a quarter; c's one turn writes about 35,000 tokens, past its share but not
+/// past what b has left. c's delegation to d is refused and c ends FAILED "budget spent"; b and a
+/// read it and answer. a's and b's workers are killed and restarted while it runs. The cost tree
+/// (tokens and money, priced per model) adds up exactly: each row holds the total its task
+/// reported, and the root's total is the sum of every task's own turns, before and after
+/// `baton replay` of every history.
+#[tokio::test]
+async fn a_budget_spent_at_the_third_hop_ends_it_there_and_the_cost_tree_adds_up_through_kills() {
+    let temporal = TestTemporal::start().await;
+    let peer = PythonPeer::start(&[]).await;
+    let c_model = FakeModel::responding(|request| {
+        if called_a_tool(request) {
+            reply("Not reached: the budget is spent.")
+        } else {
+            Scripted::Reply(ModelResponseSpec {
+                text: Some("Thinking it over at length. ".repeat(5_000)),
+                tool_calls: vec![(
+                    "spawn_subtask".into(),
+                    json!({"name": "year", "goal": "Close the year.", "agent": "d"}),
+                )],
+            })
+        }
+    })
+    .await;
+    let mut below = ("d".to_string(), peer.url());
+    let mut hops = Vec::new();
+    for id in ["c", "b", "a"] {
+        let model = if id == "c" {
+            FakeModel::responding(|_| reply("unused")).await
+        } else {
+            FakeModel::responding(delegating_to(&below.0)).await
+        };
+        let model_url = if id == "c" {
+            c_model.base_url()
+        } else {
+            model.base_url()
+        };
+        let mut config = WorkerConfig::new(&temporal, &model_url)
+            .with_push_receiver()
+            .agent(&below.0, &below.1, "");
+        config.agent_id = id.into();
+        let rendered = format!("{}{PRICED}", config.render());
+        let worker = WorkerProcess::start(baton(), &rendered).await;
+        below = (id.to_string(), config.base_url.clone().unwrap());
+        hops.push(Hop {
+            id,
+            config,
+            worker,
+            _model: model,
+        });
+    }
+    hops.reverse();
+
+    let a_rpc = format!("{}/", hops[0].config.base_url.clone().unwrap());
+    let sent = a2a_rpc(
+        &a_rpc,
+        "SendMessage",
+        json!({"message": {"messageId": "m-budget", "role": "ROLE_USER",
+            "parts": [{"text": "Close the year."}],
+            "metadata": {"urn:baton:a2a:ext:budget:v1": {"tokens": 100_000}}},
+            "configuration": {"returnImmediately": true}}),
+        Some("alice"),
+    )
+    .await;
+    let root = sent["result"]["task"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{sent}"))
+        .to_string();
+    poll_until("c's task created", WITHIN, || async {
+        (chain_so_far(&temporal, &root, 2).await.len() == 3).then_some(())
+    })
+    .await;
+    for hop in &mut hops[..2] {
+        hop.worker.kill().await;
+    }
+    for hop in &mut hops[..2] {
+        hop.worker.restart().await;
+    }
+
+    let a = temporal
+        .wait_for_task(&root, WITHIN, |v| v.state.is_terminal())
+        .await;
+    let chain = chain_so_far(&temporal, &root, 2).await;
+    let b = temporal.task_view(&chain[1]).await;
+    let c = temporal.task_view(&chain[2]).await;
+    // b answered and parked awaiting its next message, as a delegated Baton task does (a's row
+    // records it COMPLETED); a's end leaves it parked, to complete when it has waited long enough.
+    assert_eq!(
+        (
+            a.state,
+            a.sub_tasks[0].state,
+            b.state,
+            b.sub_state.as_deref(),
+            c.state
+        ),
+        (
+            TaskState::Completed,
+            TaskState::Completed,
+            TaskState::InputRequired,
+            Some("awaiting-next-message"),
+            TaskState::Failed
+        ),
+        "{b:#?}\n{c:#?}"
+    );
+    let why = c.status_message.clone().unwrap_or_default();
+    assert!(
+        why.starts_with("budget spent: the task and its sub-tasks used ")
+            && why.contains(" model tokens its delegator gave it"),
+        "{why}"
+    );
+    assert!(c.sub_tasks.is_empty(), "c's delegation was refused");
+    assert_eq!(peer.stats().await["tasks"], json!([]), "d got nothing");
+
+    // Each task's own turns are priced; each row holds the total its task reported; the root's
+    // total is every task's own usage added up.
+    for view in [&a, &b, &c] {
+        let own = view.usage;
+        assert_eq!(
+            own.cost_nanos,
+            own.input_tokens * 400 + own.output_tokens * 1_600,
+            "{own:?}"
+        );
+    }
+    let c_total = c.usage;
+    let b_total = b.usage.plus(c_total);
+    assert_eq!(b.sub_tasks[0].usage, Some(c_total));
+    assert_eq!(a.sub_tasks[0].usage, Some(b_total));
+    let root_total = a.usage.plus(b_total);
+    let listed = a2a_rpc(&a_rpc, "GetTask", json!({"id": root}), Some("alice")).await;
+    let reported = &listed["result"]["metadata"]["urn:baton:a2a:ext:budget:v1"]["total"];
+    // Metadata is a protobuf Struct: its numbers come as doubles.
+    let number = |field: &str| reported[field].as_f64().map(|n| n as u64);
+    assert_eq!(
+        (
+            number("input_tokens"),
+            number("output_tokens"),
+            number("cost_nanos")
+        ),
+        (
+            Some(root_total.input_tokens),
+            Some(root_total.output_tokens),
+            Some(root_total.cost_nanos)
+        ),
+        "{listed}"
+    );
+    // c read its share in its task section, and its one turn overran it.
+    let c_section = common::all_text(&c_model.requests()[0]);
+    let share: u64 = c_section
+        .split(" model tokens left")
+        .next()
+        .and_then(|before| before.rsplit(" of ").next())
+        .and_then(|n| n.trim().parse().ok())
+        .expect("c's budget line");
+    assert!(
+        share < 25_000 && c.usage.tokens() > share,
+        "share {share}, used {:?}",
+        c.usage
+    );
+
+    // Every history on every agent replays on this build, and the totals read the same after.
+    for (hop, task) in hops.iter().zip(&chain) {
+        replay_all(
+            hop.worker.config_path(),
+            &hop.config.task_queue,
+            &[task.as_str()],
+        )
+        .await;
+    }
+    assert_eq!(temporal.task_view(&root).await.usage, a.usage);
+    assert_eq!(temporal.task_view(&chain[1]).await.sub_tasks, b.sub_tasks);
+    assert_eq!(temporal.task_view(&root).await.sub_tasks, a.sub_tasks);
+    println!(
+        "fault-suite: a budget of 100000 tokens down a chain of three Batons, a's and b's workers \
+         killed: spent at the third hop, tree total {} tokens and cost {} nanos = a {} + b {} + c \
+         {} tokens, exact after kills and replays",
+        root_total.tokens(),
+        root_total.cost_nanos,
+        a.usage.tokens(),
+        b.usage.tokens(),
+        c.usage.tokens(),
+    );
+}
