@@ -1673,6 +1673,24 @@ async fn a_cancel_at_the_root_ends_every_task_of_four_batons_and_an_sdk_agent_wi
         assert_eq!(view.state, TaskState::Canceled, "{id}: {view:#?}");
     }
     let peer_tasks = count(&peer.stats().await);
+
+    // The tree as a's operator sees it: the Batons from Temporal, the a2a-sdk agent's task as d
+    // last heard of it, every one ended.
+    let shown = tokio::process::Command::new(baton())
+        .args(["task", "show", "--tree", "--config"])
+        .arg(hops[0].worker.config_path())
+        .arg(&root)
+        .env("RUST_LOG", "warn")
+        .output()
+        .await
+        .unwrap();
+    let tree = String::from_utf8_lossy(&shown.stdout);
+    let lines: Vec<&str> = tree.lines().collect();
+    assert_eq!(lines.len(), chain.len(), "{tree}");
+    assert!(
+        lines.iter().all(|line| line.contains(": CANCELED")),
+        "{tree}"
+    );
     println!(
         "fault-suite: a chain of {} Batons and an a2a-sdk agent, cancelled at stage {stage} of 5 \
          ({} tasks then, {} in the end), b's worker killed during the cancel: every task ended \

@@ -198,6 +198,7 @@ async fn run_command(command: TaskCommand) -> anyhow::Result<ExitCode> {
             let client = crate::temporal::join(&settings, "baton task show --tree").await?;
             let reader = tree::Reader {
                 client: &client,
+                settings: &settings,
                 timeout: settings.server.temporal_timeout,
             };
             let root = tree::read_tree(&reader, &id).await?;

@@ -1,17 +1,27 @@
 //! `baton task show --tree`: the whole delegation tree below a task, read from Temporal. Every
 //! Baton task is a `TaskWorkflow` whose id is its A2A task id, so a sub-task on any Baton agent
 //! of the same Temporal namespace (this one, `self`, or another) is followed by querying the
-//! workflow its row names; a sub-task elsewhere (another cluster, another kind of agent) is
-//! shown as its parent last heard of it.
+//! workflow its row names. A sub-task elsewhere (another cluster, another kind of agent) is read
+//! over A2A from the configured agent it is on, as this agent's participant: its state, answer
+//! and reported usage, and, from a Baton, the sub-task rows it publishes, shown as that agent last
+//! heard of them (reading further down would take being a participant there). A sub-task neither
+//! reaches is shown as its parent last heard of it.
 
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
+use a2a::Task;
+use baton_a2a::snapshot::of_task;
+use baton_a2a::{CardLimits, RemoteAgent, agent_http_client};
+use baton_config::Settings;
+use baton_core::spawn_subtask::SELF_AGENT;
 use baton_core::usage::{money, tree_usage};
 use baton_proto::temporal::{TaskWorkflow, task_workflow};
 use baton_proto::{SubTaskRow, TaskState, TaskView, Usage};
 use chrono::{DateTime, Utc};
 use temporalio_client::{Client, WorkflowQueryOptions};
+
+use super::render::sub_tasks_of;
 
 /// The most levels of a tree followed below the task asked for: a chain is bounded by
 /// `agent.max_delegation_depth` (at most 64) anyway.
@@ -35,10 +45,12 @@ pub struct TreeNode {
     pub children: Vec<TreeNode>,
 }
 
-/// Where the tree is read from, and how long one task's query may take (`server.temporal_timeout`:
-/// a task whose worker is down answers no query).
+/// Where the tree is read from: Temporal, then the config's agents over A2A; and how long one
+/// task's read may take (`server.temporal_timeout`: a task whose worker is down answers no
+/// query).
 pub struct Reader<'a> {
     pub client: &'a Client,
+    pub settings: &'a Settings,
     pub timeout: Duration,
 }
 
@@ -61,6 +73,26 @@ impl Reader<'_> {
         let query = handle.query(task_workflow::TASK, (), WorkflowQueryOptions::default());
         tokio::time::timeout(self.timeout, query).await.ok()?.ok()
     }
+
+    /// The row's task, read with GetTask from the configured agent it is on; none for `self`,
+    /// an agent not in the config, or one that does not answer in time.
+    async fn get_over_a2a(&self, row: &SubTaskRow) -> Option<Task> {
+        let task_id = row.remote_task_id.as_deref()?;
+        let spec = self
+            .settings
+            .agents
+            .iter()
+            .find(|spec| spec.id == row.agent && spec.id != SELF_AGENT)?;
+        let read = async {
+            let http = agent_http_client();
+            let agent =
+                RemoteAgent::connect(spec, &self.settings.agent.id, &http, CardLimits::default())
+                    .await
+                    .ok()?;
+            agent.get_task(task_id).await.ok()
+        };
+        tokio::time::timeout(self.timeout, read).await.ok()?
+    }
 }
 
 fn node_of<'a>(
@@ -80,10 +112,14 @@ fn node_of<'a>(
                 }
                 _ => None,
             };
-            children.push(match below {
+            let child = match below {
                 Some(view) => node_of(reader, label, view, seen, level + 1).await,
-                None => leaf_of(label, row),
-            });
+                None => match reader.get_over_a2a(row).await {
+                    Some(task) => node_over_a2a(label, &task),
+                    None => leaf_of(label, row),
+                },
+            };
+            children.push(child);
         }
         TreeNode {
             label,
@@ -95,6 +131,24 @@ fn node_of<'a>(
             children,
         }
     })
+}
+
+/// A sub-task read over A2A: as its agent shows it, with the sub-task rows a Baton publishes as
+/// that agent last heard of them.
+fn node_over_a2a(label: String, task: &Task) -> TreeNode {
+    let seen = of_task(task);
+    TreeNode {
+        label,
+        state: seen.state,
+        sub_state: seen.sub_state,
+        since: task.status.timestamp.map(SystemTime::from),
+        usage: seen.usage,
+        answer: seen.text,
+        children: sub_tasks_of(task)
+            .iter()
+            .map(|row| leaf_of(row_label(row), row))
+            .collect(),
+    }
 }
 
 /// A sub-task no Temporal query reaches, as its parent last heard of it.

@@ -422,7 +422,7 @@ async fn a_deadline_runs_out_below_first_and_each_hop_above_still_answers() {
 async fn a_task_left_in_a_sub_task_s_context_is_cancelled_by_the_sweep_its_parent_ends_with() {
     let peer = baton_tests::PythonPeer::start(&["--behaviour", "hang"]).await;
     let model = FakeModel::responding(|request| {
-        if all_text(request).contains("sub-task \"step\" started on ledger") {
+        if all_text(request).contains("started on ledger") {
             reply("Waiting for the ledger.")
         } else {
             spawn("ledger", "Close the year.")
@@ -431,7 +431,7 @@ async fn a_task_left_in_a_sub_task_s_context_is_cancelled_by_the_sweep_its_paren
     .await;
     let temporal = TestTemporal::start().await;
     let config = WorkerConfig::new(&temporal, &model.base_url()).agent("ledger", &peer.url(), "");
-    let _worker = WorkerProcess::start(baton(), &config.render()).await;
+    let worker = WorkerProcess::start(baton(), &config.render()).await;
     temporal
         .start_task(
             &config.task_queue,
@@ -473,6 +473,28 @@ async fn a_task_left_in_a_sub_task_s_context_is_cancelled_by_the_sweep_its_paren
     })
     .await;
 
+    // The live tree: the parent from Temporal, its sub-task read from the a2a-sdk agent itself.
+    let shown = tokio::process::Command::new(baton())
+        .args(["task", "show", "--tree", "--config"])
+        .arg(worker.config_path())
+        .arg("t-sweep")
+        .env("RUST_LOG", "warn")
+        .output()
+        .await
+        .unwrap();
+    let tree = String::from_utf8_lossy(&shown.stdout);
+    let lines: Vec<&str> = tree.lines().collect();
+    let row = temporal.task_view("t-sweep").await.sub_tasks[0].clone();
+    assert!(
+        lines.len() == 2
+            && lines[0].starts_with("task t-sweep: WORKING for ")
+            && lines[1].starts_with(&format!(
+                "└─ step on ledger [task {}]: WORKING for ",
+                row.remote_task_id.unwrap()
+            )),
+        "{tree}"
+    );
+
     temporal
         .client
         .get_workflow_handle::<baton_workflows::TaskWorkflow>("t-sweep")
@@ -488,4 +510,77 @@ async fn a_task_left_in_a_sub_task_s_context_is_cancelled_by_the_sweep_its_paren
     stray.abort();
     let view = temporal.task_view("t-sweep").await;
     assert_eq!(view.state, TaskState::Canceled, "{view:#?}, {stats}");
+}
+
+/// `baton task show --tree` follows a sub-task on a Baton of another Temporal cluster over A2A:
+/// its state, answer and reported usage as that agent shows them to this one, and the sub-task
+/// rows it publishes.
+#[tokio::test]
+async fn the_tree_follows_a_sub_task_on_another_cluster_over_a2a() {
+    let bank_model = FakeModel::responding(|request| {
+        let text = all_text(request);
+        if text.contains("40 coins") {
+            reply("There are 40.")
+        } else if text.contains("Count the coins.") {
+            reply("40 coins")
+        } else {
+            spawn("self", "Count the coins.")
+        }
+    })
+    .await;
+    let bank = one_agent(&bank_model, "").await;
+    let desk_model = FakeModel::responding(|request| {
+        let text = all_text(request);
+        if text.contains("There are 40.") {
+            reply("The bank says there are 40.")
+        } else if text.contains("started on bank") {
+            reply("Waiting for the bank.")
+        } else {
+            spawn("bank", "How many coins are in the vault?")
+        }
+    })
+    .await;
+    let temporal = TestTemporal::start().await;
+    let mut desk = WorkerConfig::new(&temporal, &desk_model.base_url())
+        .with_push_receiver()
+        .agent("bank", &bank.url, "");
+    desk.agent_id = "desk".into();
+    let desk_worker = WorkerProcess::start(baton(), &desk.render()).await;
+    let sent = SdkClient::new(desk.base_url.as_ref().unwrap(), "JSONRPC", "alice")
+        .call("send", &["--text", "How many coins?"])
+        .await
+        .ok();
+    let task = &sent[0]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
+    let root = task["id"].as_str().unwrap();
+    let row = temporal.task_view(root).await.sub_tasks[0].clone();
+    let bank_task = row.remote_task_id.clone().unwrap();
+    let bank_view = bank.temporal.task_view(&bank_task).await;
+    let coins_task = bank_view.sub_tasks[0].remote_task_id.clone().unwrap();
+
+    let shown = tokio::process::Command::new(baton())
+        .args(["task", "show", "--tree", "--config"])
+        .arg(desk_worker.config_path())
+        .arg(root)
+        .env("RUST_LOG", "warn")
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout).replace(',', "");
+    assert_eq!(shown.status.code(), Some(0), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    let bank_total = bank_view.usage.tokens() + bank_view.sub_tasks[0].usage.unwrap().tokens();
+    assert!(
+        lines[1].starts_with(&format!("└─ step on bank [task {bank_task}]: "))
+            && lines[1].contains(&format!(" {bank_total} tokens: "))
+            && lines[1].ends_with("There are 40."),
+        "{text}"
+    );
+    assert!(
+        lines[2].starts_with(&format!(
+            "   └─ step on self [task {coins_task}]: COMPLETED"
+        )) && lines[2].ends_with("40 coins"),
+        "{text}"
+    );
 }
