@@ -431,3 +431,47 @@ async fn otel_traces_sampler_decides_what_is_exported() {
         "nothing sampled, nothing exported: {exported:?}"
     );
 }
+
+/// One trace spans every hop of a chain: the caller's context reaches the ledger through two
+/// Batons (the front desk delegates to the middle agent, which delegates to the ledger), each
+/// hop's gateway taking it from the call and sending it on. Neither agent exports spans, so the
+/// context travels as the caller sent it.
+#[tokio::test]
+async fn one_trace_spans_two_batons_and_the_agent_below_them() {
+    let delegation = Delegation::start(None).await;
+    let front_model = FakeModel::responding(|request: &Value| {
+        let shown = request["messages"].to_string();
+        if shown.contains("is COMPLETED") {
+            reply("The middle agent says the ledger balances.")
+        } else if shown.contains("started on") {
+            reply("Waiting for the middle agent.")
+        } else {
+            delegate("books", "Check the books with the ledger.", "middle")
+        }
+    })
+    .await;
+    let mut front_desk = WorkerConfig::new(&delegation.temporal, &front_model.base_url())
+        .agent("middle", &delegation.gateway, "")
+        .with_push_receiver();
+    front_desk.agent_id = "desk".into();
+    let _front = WorkerProcess::start(baton(), &front_desk.render()).await;
+    let front = Delegation {
+        gateway: front_desk.base_url.clone().unwrap(),
+        ..delegation
+    };
+    let task_id = front.send().await;
+    let view = front
+        .temporal
+        .wait_for_task(&task_id, WITHIN, |v| v.state.is_terminal())
+        .await;
+    assert_eq!(view.state, TaskState::Completed, "{view:#?}");
+
+    let received = front.peer_traceparents();
+    assert!(!received.is_empty(), "the ledger got no call");
+    for traceparent in &received {
+        let traceparent = traceparent
+            .as_deref()
+            .expect("every call carries a traceparent");
+        assert_eq!(parts(traceparent).0, CALLER_TRACE, "{traceparent}");
+    }
+}
