@@ -438,8 +438,8 @@ fn started_or_retry(
 /// Cancels every unfinished task of a delegation's context but `keep`: what an attempt may have
 /// created before the creation failed for good or was given up, a brief's duplicate, or what a
 /// parent's end finds still running. A task that answered and awaits its next message is left
-/// to complete. Returns how many it cancelled. An agent that cannot list
-/// the context fails it for good: asking again would get the same answer.
+/// to complete. Returns how many it cancelled. An agent that cannot list the context fails it
+/// for good: asking again would get the same answer.
 pub async fn cancel_context_tasks(
     agent: &RemoteAgent,
     input: &CancelContextIn,

@@ -13,7 +13,8 @@ use baton_workflows::TaskWorkflow;
 use temporalio_client::errors::WorkflowUpdateError;
 use temporalio_client::{
     Client, ClientOptions, UntypedWorkflow, WorkflowExecuteUpdateOptions,
-    WorkflowFetchHistoryOptions, WorkflowQueryOptions, WorkflowStartOptions,
+    WorkflowFetchHistoryOptions, WorkflowGetResultOptions, WorkflowQueryOptions,
+    WorkflowStartOptions,
 };
 use temporalio_common::payload_visitor::{
     AsyncPayloadVisitor, PayloadField, PayloadFieldData, PayloadVisitable,
@@ -120,8 +121,8 @@ impl TestTemporal {
             .map(|payload| String::from_utf8_lossy(&payload.data).into_owned())
     }
 
-    /// Starts task `task_id` on `task_queue` and waits, up to `within`, for it to end: the task
-    /// as it ended.
+    /// Starts task `task_id` on `task_queue` and waits, up to `within`, for it to end and its
+    /// workflow to close: the task as it ended.
     pub async fn run_to_end(
         &self,
         task_queue: &str,
@@ -130,8 +131,24 @@ impl TestTemporal {
         within: Duration,
     ) -> TaskView {
         self.start_task(task_queue, task_id, input).await;
-        self.wait_for_task(task_id, within, |v| v.state.is_terminal())
-            .await
+        let view = self
+            .wait_for_task(task_id, within, |v| v.state.is_terminal())
+            .await;
+        self.wait_closed(task_id, within).await;
+        view
+    }
+
+    /// Waits, up to `within`, for task `task_id`'s workflow to close, however it ended: a task
+    /// records its end before the sweep it closes with, so its history is whole only then.
+    pub async fn wait_closed(&self, task_id: &str, within: Duration) {
+        let handle = self.client.get_workflow_handle::<TaskWorkflow>(task_id);
+        tokio::time::timeout(
+            within,
+            handle.get_result(WorkflowGetResultOptions::default()),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("task {task_id}'s workflow did not close within {within:?}"))
+        .ok();
     }
 
     /// Starts a `TaskWorkflow` with id `task_id` on `task_queue`.

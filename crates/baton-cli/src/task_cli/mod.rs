@@ -202,7 +202,11 @@ async fn run_command(command: TaskCommand) -> anyhow::Result<ExitCode> {
                 timeout: settings.server.temporal_timeout,
             };
             let root = tree::read_tree(&reader, &id).await?;
-            println!("{}", tree::tree_text(&root, std::time::SystemTime::now()));
+            let lines = tree::Lines {
+                now: std::time::SystemTime::now(),
+                currency: &settings.model.currency,
+            };
+            println!("{}", tree::tree_text(&root, &lines));
             Ok(ExitCode::from(exit_code_of(&to_a2a(root.state))))
         }
         TaskCommand::Show {

@@ -177,14 +177,21 @@ fn parse_time(at: &str) -> Option<SystemTime> {
         .map(|at| SystemTime::from(at.with_timezone(&Utc)))
 }
 
-/// The tree as text, one task a line, each under its parent; `now` dates the states.
-pub fn tree_text(root: &TreeNode, now: SystemTime) -> String {
-    let mut lines = vec![node_line(root, now)];
-    push_children(&mut lines, &root.children, "", now);
+/// How each line is written: `now` dates the states, costs are in `currency`
+/// (`model.currency`).
+pub struct Lines<'a> {
+    pub now: SystemTime,
+    pub currency: &'a str,
+}
+
+/// The tree as text, one task a line, each under its parent.
+pub fn tree_text(root: &TreeNode, style: &Lines<'_>) -> String {
+    let mut lines = vec![node_line(root, style)];
+    push_children(&mut lines, &root.children, "", style);
     lines.join("\n")
 }
 
-fn push_children(lines: &mut Vec<String>, children: &[TreeNode], indent: &str, now: SystemTime) {
+fn push_children(lines: &mut Vec<String>, children: &[TreeNode], indent: &str, style: &Lines<'_>) {
     for (n, child) in children.iter().enumerate() {
         let last = n + 1 == children.len();
         let (branch, next) = if last {
@@ -192,14 +199,15 @@ fn push_children(lines: &mut Vec<String>, children: &[TreeNode], indent: &str, n
         } else {
             ("├─ ", "│  ")
         };
-        lines.push(format!("{indent}{branch}{}", node_line(child, now)));
-        push_children(lines, &child.children, &format!("{indent}{next}"), now);
+        lines.push(format!("{indent}{branch}{}", node_line(child, style)));
+        push_children(lines, &child.children, &format!("{indent}{next}"), style);
     }
 }
 
-/// `balance on ledger [task t-9]: COMPLETED for 2m10s, 2,001 tokens, cost 0.0035: 42` (the
+/// `balance on ledger [task t-9]: COMPLETED for 2m10s, 2,001 tokens, cost 0.0035 USD: 42` (the
 /// cost only where `model.prices` priced a turn of the tree).
-fn node_line(node: &TreeNode, now: SystemTime) -> String {
+fn node_line(node: &TreeNode, style: &Lines<'_>) -> String {
+    let now = style.now;
     let mut line = format!("{}: {}", node.label, node.state.short_name());
     if let Some(sub_state) = &node.sub_state {
         line.push_str(&format!(" ({sub_state})"));
@@ -210,7 +218,11 @@ fn node_line(node: &TreeNode, now: SystemTime) -> String {
     if let Some(usage) = node.usage {
         line.push_str(&format!(", {} tokens", thousands(usage.tokens())));
         if usage.cost_nanos > 0 {
-            line.push_str(&format!(", cost {}", money(usage.cost_nanos)));
+            line.push_str(&format!(
+                ", cost {} {}",
+                money(usage.cost_nanos),
+                style.currency
+            ));
         }
     }
     if let Some(answer) = node.answer.as_deref().and_then(|a| a.lines().next()) {
@@ -293,10 +305,16 @@ mod tests {
         let ledger = node("check on ledger [task l-1]", TaskState::Working, None, "");
         root.children = vec![planner, ledger];
         assert_eq!(
-            tree_text(&root, now),
-            "task t-1: COMPLETED for 2m10s, 6,234 tokens, cost 0.006234: There are 40.\n\
-             ├─ plan on planner [task p-1]: COMPLETED, 2,001 tokens, cost 0.002001: Counted.\n\
-             │  └─ count on self [task c-1]: FAILED, 999 tokens, cost 0.000999: budget spent\n\
+            tree_text(
+                &root,
+                &Lines {
+                    now,
+                    currency: "EUR"
+                }
+            ),
+            "task t-1: COMPLETED for 2m10s, 6,234 tokens, cost 0.006234 EUR: There are 40.\n\
+             ├─ plan on planner [task p-1]: COMPLETED, 2,001 tokens, cost 0.002001 EUR: Counted.\n\
+             │  └─ count on self [task c-1]: FAILED, 999 tokens, cost 0.000999 EUR: budget spent\n\
              └─ check on ledger [task l-1]: WORKING"
         );
     }

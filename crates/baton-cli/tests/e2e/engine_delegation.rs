@@ -182,13 +182,15 @@ async fn a_delegation_runs_to_completion_and_the_parent_reads_the_result() {
         .await;
     assert_eq!(stats["tasks_created"], 1);
     // A reader of the Web UI follows the delegation by the activities' summaries.
+    temporal.wait_closed("t-happy", WITHIN).await;
     assert_eq!(
         activity_summaries(&temporal, "t-happy").await,
         [
             "model turn 1",
             "create sub-task balance on ledger",
             "model turn 2",
-            "model turn 3"
+            "model turn 3",
+            "sweep the context of t-happy.1 on ledger"
         ]
     );
     // The create said the agent is followed: the stand-in registers nothing and follows.

@@ -598,13 +598,14 @@ async fn a_pushed_completion_reaches_the_parent_and_the_push_config_is_deleted()
     assert!(view.closed, "{view:#?}");
     assert_eq!(view.last.state, TaskState::Completed);
 
-    // On its end the stand-in deleted its push config.
+    // On its end the stand-in deleted its push config, and the parent's end swept its context.
     let stats = run
         .peer
-        .wait_for("the push config deleted", |s| {
+        .wait_for("the push config deleted and the context swept", |s| {
             s["push_config_deletes"]
                 .as_array()
                 .is_some_and(|d| !d.is_empty())
+                && s["lists"].as_array().is_some_and(|l| !l.is_empty())
         })
         .await;
     let deletes = stats["push_config_deletes"].as_array().unwrap();
@@ -613,8 +614,9 @@ async fn a_pushed_completion_reaches_the_parent_and_the_push_config_is_deleted()
     assert_eq!(stats["push_configs"], json!([]), "{stats}");
     assert_eq!(stats["tasks_created"], 1, "{stats}");
     // Every call Baton made on the remote task (the create and its read of the task it left
-    // parked, the registration, each GetTask and the delete) asserted the delegating agent.
-    let calls = 4 + scheduled(&events, "get_remote_task");
+    // parked, the registration, each GetTask, the delete and the parent's sweep of the context)
+    // asserted the delegating agent.
+    let calls = 5 + scheduled(&events, "get_remote_task");
     assert_eq!(
         stats["participants"],
         json!(vec!["front-desk"; calls]),
