@@ -106,13 +106,15 @@ impl Delegation {
             .to_string()
     }
 
-    /// Runs the delegation to its end: the parent completes with the ledger's word.
+    /// Runs the delegation to its end: the parent completes with the ledger's word, and its
+    /// workflow closes (after the sweep it ends with), so every span of the task has ended.
     async fn run(&self) {
         let task_id = self.send().await;
         let view = self
             .temporal
             .wait_for_task(&task_id, WITHIN, |v| v.state.is_terminal())
             .await;
+        self.temporal.wait_closed(&task_id, WITHIN).await;
         assert_eq!(view.state, TaskState::Completed, "{view:#?}");
         assert_eq!(view.last_answer.as_deref(), Some("The ledger balances."));
         assert_eq!(view.sub_tasks[0].state, TaskState::Completed, "{view:#?}");
