@@ -401,7 +401,7 @@ async fn spawn_ready(
 
 /// `baton gateway` as a child process, with no worker of its own; killed on drop.
 pub struct GatewayProcess {
-    _child: Child,
+    child: Child,
     _dir: tempfile::TempDir,
 }
 
@@ -413,10 +413,15 @@ impl GatewayProcess {
         let path = dir.path().join("baton.toml");
         std::fs::write(&path, config).unwrap();
         let child = spawn_ready(binary, &["gateway"], &path, &[], &LogLines::default()).await;
-        GatewayProcess {
-            _child: child,
-            _dir: dir,
-        }
+        GatewayProcess { child, _dir: dir }
+    }
+
+    /// SIGTERM, then SIGKILL once `within` has passed; returns whether it exited cleanly
+    /// within it.
+    pub async fn terminate(&mut self, within: Duration) -> bool {
+        child_process::terminate(&mut self.child, Target::Process, within)
+            .await
+            .is_some_and(|status| status.success())
     }
 }
 

@@ -302,12 +302,11 @@ pub async fn serve_gateway(
     if settings.server.base_url.is_none() {
         return Ok(None);
     }
-    let routes = crate::health::beside(
-        crate::gateway::routes(settings, client.clone(), deployment.clone(), content),
-        readiness.clone(),
-    );
+    let (gateway, draining) =
+        crate::gateway::routes(settings, client.clone(), deployment.clone(), content);
+    let routes = crate::health::beside(gateway, readiness.clone().with_draining(&draining));
     Ok(Some(
-        crate::http_server::start(&settings.server, routes).await?,
+        crate::http_server::start(&settings.server, routes, draining).await?,
     ))
 }
 

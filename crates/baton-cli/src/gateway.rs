@@ -2,7 +2,6 @@
 //! call. It never starts a Temporal server: in embedded mode it joins the one the worker started
 //! on `temporal.embedded.port`.
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -13,7 +12,7 @@ use baton_config::agent_card::{public_url, served_card};
 use baton_content::ContentStore;
 use baton_core::deployment_key::DeploymentKey;
 use baton_gateway::{
-    Authenticator, GatewayConfig, Limits, PartLimits, TemporalHandler, gateway_routes,
+    Authenticator, Draining, GatewayConfig, Limits, PartLimits, TemporalHandler, gateway_routes,
 };
 use temporalio_client::Client;
 
@@ -37,9 +36,10 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
     );
     let probes = health::serve(settings.health.bind, &readiness).await?;
     let content = crate::content_store::open(&settings.content)?;
-    let app = health::beside(routes(&settings, client, deployment, content), readiness);
+    let (gateway, draining) = routes(&settings, client, deployment, content);
+    let app = health::beside(gateway, readiness.with_draining(&draining));
     let signals = ShutdownSignals::install().context("installing the signal handlers")?;
-    let listener = crate::http_server::guarded_listener(&settings.server).await?;
+    let server = crate::http_server::start(&settings.server, app, draining).await?;
     let base = public_url(&settings);
     println!(
         "gateway ready: {base} (listening on {})",
@@ -52,27 +52,23 @@ pub async fn run(config: &Path) -> anyhow::Result<ExitCode> {
         println!("health: {}", probes.url());
     }
     tracing::info!(bind = %settings.server.bind, base_url = %base, "gateway ready");
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(async {
-        let signal = signals.requested().await;
-        tracing::info!("{signal}: stopping the gateway");
-    })
-    .await
-    .context("the gateway stopped with an error")?;
+    let signal = signals.requested().await;
+    tracing::info!(
+        "{signal}: stopping the gateway (server.drain_timeout {:?})",
+        settings.server.drain_timeout
+    );
+    server.stop().await;
     Ok(ExitCode::SUCCESS)
 }
 
 /// The gateway's routes for `settings`, over `client`, for the deployment `deployment` is the
-/// key of, keeping the files and data of messages in `content`.
+/// key of, keeping the files and data of messages in `content`; and what drains them.
 pub fn routes(
     settings: &Settings,
     client: Client,
     deployment: Arc<DeploymentKey>,
     content: Arc<ContentStore>,
-) -> axum::Router {
+) -> (axum::Router, Draining) {
     let handler = TemporalHandler::new(
         client,
         GatewayConfig {
@@ -96,6 +92,7 @@ pub fn routes(
         },
         content,
     );
+    let draining = handler.draining();
     let limits = Limits {
         max_request_bytes: settings.server.max_request_bytes,
         rate_limit_per_minute: settings.server.rate_limit_per_minute,
@@ -108,5 +105,6 @@ pub fn routes(
         deployment,
         reqwest::Client::new(),
     );
-    gateway_routes(handler, authenticator, public_url(settings).path(), limits)
+    let routes = gateway_routes(handler, authenticator, public_url(settings).path(), limits);
+    (routes, draining)
 }

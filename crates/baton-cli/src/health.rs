@@ -2,6 +2,7 @@
 //! process uses answers for its namespace, and, in a process that runs workers, they are
 //! polling. Served on the gateway's address and, with `[health] bind`, on their own.
 
+use baton_gateway::Draining;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,6 +27,8 @@ pub struct Readiness {
     temporals: Vec<(Client, String, String)>,
     /// Set while the process's workers poll; none in a process without workers.
     polling: Option<Polling>,
+    /// Begun when the process stops: not ready from then on, so no new caller is sent here.
+    draining: Option<Draining>,
 }
 
 /// Whether the process's workers are polling their task queues.
@@ -56,8 +59,17 @@ impl Readiness {
         self
     }
 
+    /// Also not ready once `draining` has begun: a stopping gateway.
+    pub fn with_draining(mut self, draining: &Draining) -> Readiness {
+        self.draining = Some(draining.clone());
+        self
+    }
+
     /// Why the process is not ready, if it is not.
     async fn problem(&self) -> Option<String> {
+        if self.draining.as_ref().is_some_and(Draining::has_started) {
+            return Some("stopping: draining the requests under way".into());
+        }
         if self
             .polling
             .as_ref()
@@ -158,5 +170,22 @@ pub async fn serve(
     match bind {
         Some(bind) => Ok(Some(HealthServer::start(bind, readiness.clone()).await?)),
         None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_process_that_begins_to_drain_is_no_longer_ready() {
+        let draining = Draining::default();
+        let readiness = Readiness::default().with_draining(&draining);
+        assert_eq!(readiness.problem().await, None);
+        draining.start();
+        assert_eq!(
+            readiness.problem().await.as_deref(),
+            Some("stopping: draining the requests under way")
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! The HTTP server every Baton process runs its routes on (gateway, push receiver, health), bound
-//! within `[server]`'s connection limits, with a graceful stop that cuts requests still open after
-//! it.
+//! within `[server]`'s connection limits, with a stop that drains within `server.drain_timeout`:
+//! streams end at once, other requests under way may finish, and what is still open then is cut.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -9,6 +9,7 @@ use anyhow::Context;
 use axum::Router;
 use axum::serve::{ListenerExt, TapIo};
 use baton_config::ServerSettings;
+use baton_gateway::Draining;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -18,10 +19,17 @@ use crate::listener::{GuardedListener, GuardedStream};
 pub struct HttpServer {
     stop: oneshot::Sender<()>,
     task: JoinHandle<()>,
+    draining: Draining,
+    drain_timeout: Duration,
 }
 
-/// Serves `routes` on `server.bind`, within `server`'s connection limits.
-pub async fn start(server: &ServerSettings, routes: Router) -> anyhow::Result<HttpServer> {
+/// Serves `routes` on `server.bind`, within `server`'s connection limits; `draining` ends their
+/// streams and blocking sends when the server stops.
+pub async fn start(
+    server: &ServerSettings,
+    routes: Router,
+    draining: Draining,
+) -> anyhow::Result<HttpServer> {
     let bind = server.bind;
     let listener = guarded_listener(server).await?;
     let (stop, stopped) = oneshot::channel::<()>();
@@ -39,7 +47,12 @@ pub async fn start(server: &ServerSettings, routes: Router) -> anyhow::Result<Ht
         }
     });
     tracing::info!("listening on http://{bind}");
-    Ok(HttpServer { stop, task })
+    Ok(HttpServer {
+        stop,
+        task,
+        draining,
+        drain_timeout: server.drain_timeout,
+    })
 }
 
 /// The listener Baton serves on: guarded, and tapped (with nothing) so that axum hands the
@@ -47,7 +60,7 @@ pub async fn start(server: &ServerSettings, routes: Router) -> anyhow::Result<Ht
 pub type ServedListener = TapIo<GuardedListener, fn(&mut GuardedStream)>;
 
 /// A listener on `server.bind` with its cap on connections and its deadline for headers.
-pub async fn guarded_listener(server: &ServerSettings) -> anyhow::Result<ServedListener> {
+async fn guarded_listener(server: &ServerSettings) -> anyhow::Result<ServedListener> {
     let listener = tokio::net::TcpListener::bind(server.bind)
         .await
         .with_context(|| format!("server.bind: cannot listen on {}", server.bind))?;
@@ -58,21 +71,21 @@ pub async fn guarded_listener(server: &ServerSettings) -> anyhow::Result<ServedL
     )
 }
 
-/// How long a stop waits for requests under way to finish. A stream on a quiet task or a
-/// blocking send would hold it for as long as its client listens; past this they are cut, and
-/// their clients subscribe or send again (a repeated messageId is taken once).
-const STOP_GRACE: Duration = Duration::from_secs(5);
-
 impl HttpServer {
-    /// Stops taking connections and lets the requests under way finish for up to 5 s, then cuts
-    /// them.
+    /// Stops taking connections, ends the streams and blocking sends under way (their clients
+    /// subscribe or send again; a repeated messageId is taken once), lets the other requests
+    /// finish for up to `server.drain_timeout`, then cuts what is still open.
     pub async fn stop(self) {
+        self.draining.start();
         self.stop.send(()).ok();
         let mut task = self.task;
-        if tokio::time::timeout(STOP_GRACE, &mut task).await.is_err() {
+        if tokio::time::timeout(self.drain_timeout, &mut task)
+            .await
+            .is_err()
+        {
             tracing::info!(
-                "requests still open {}s after the stop (streams, blocking sends) are cut",
-                STOP_GRACE.as_secs()
+                "requests still open {:?} after the stop are cut (server.drain_timeout)",
+                self.drain_timeout
             );
             task.abort();
             task.await.ok();

@@ -36,6 +36,9 @@ pub struct ServerSettings {
     pub max_connections: usize,
     /// How long a new connection may take to send its first request's headers; default 10 s.
     pub header_timeout: Duration,
+    /// How long a stopping process lets the requests under way finish (streams are ended at
+    /// once, so their clients reconnect elsewhere) before it cuts them; default 5 s.
+    pub drain_timeout: Duration,
     /// A2A requests worked on at once; more are refused as unavailable, to retry. Default 256.
     pub max_concurrent_requests: usize,
     /// Parts one message may carry; more are refused before the message is parsed. Default 64.
@@ -54,7 +57,7 @@ impl ServerSettings {
     }
 }
 
-const KEYS: [&str; 13] = [
+const KEYS: [&str; 14] = [
     "bind",
     "base_url",
     "delegators",
@@ -65,6 +68,7 @@ const KEYS: [&str; 13] = [
     "blocking_timeout",
     "max_connections",
     "header_timeout",
+    "drain_timeout",
     "max_concurrent_requests",
     "max_message_parts",
     "auth",
@@ -73,6 +77,7 @@ const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 256;
 const DEFAULT_MAX_MESSAGE_PARTS: usize = 64;
 const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 const DEFAULT_TEMPORAL_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_BLOCKING_TIMEOUT: Duration = Duration::from_secs(60);
 const DEFAULT_MAX_REQUEST_BYTES: usize = 8 * 1024 * 1024;
@@ -116,6 +121,10 @@ pub(crate) fn read(
             .field("header_timeout")
             .duration_up_to(Some((Duration::from_secs(300), "5 minutes")), errors)
             .unwrap_or(DEFAULT_HEADER_TIMEOUT),
+        drain_timeout: section
+            .field("drain_timeout")
+            .duration_up_to(Some((Duration::from_secs(300), "5 minutes")), errors)
+            .unwrap_or(DEFAULT_DRAIN_TIMEOUT),
         max_concurrent_requests: read_count(
             &section.field("max_concurrent_requests"),
             "requests like 256",
@@ -233,6 +242,7 @@ mod tests {
         assert_eq!(server.blocking_timeout, Duration::from_secs(60));
         assert_eq!(server.max_connections, 1024);
         assert_eq!(server.header_timeout, Duration::from_secs(10));
+        assert_eq!(server.drain_timeout, Duration::from_secs(5));
         assert_eq!(server.max_concurrent_requests, 256);
         assert_eq!(server.max_message_parts, 64);
     }
@@ -401,7 +411,7 @@ mod tests {
         assert_only_error(
             "[server]\nport = 8080",
             "server.port",
-            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout, max_connections, header_timeout, max_concurrent_requests, max_message_parts, auth)",
+            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout, max_connections, header_timeout, drain_timeout, max_concurrent_requests, max_message_parts, auth)",
         );
     }
 }

@@ -310,6 +310,7 @@ mod tests {
                     blocking_timeout: Duration::from_secs(60),
                     max_connections: 1024,
                     header_timeout: Duration::from_secs(10),
+                    drain_timeout: Duration::from_secs(5),
                     max_concurrent_requests: 256,
                     max_message_parts: 64,
                     auth: default_auth(),
@@ -511,6 +512,7 @@ bind = "0.0.0.0:9464"
                     blocking_timeout: Duration::from_secs(60),
                     max_connections: 1024,
                     header_timeout: Duration::from_secs(10),
+                    drain_timeout: Duration::from_secs(5),
                     max_concurrent_requests: 256,
                     max_message_parts: 64,
                     auth: default_auth(),
@@ -629,7 +631,7 @@ bind = "0.0.0.0:9464"
         assert_only_error(
             "[server]\n\"bind address\" = \"x\"",
             "server.\"bind address\"",
-            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout, max_connections, header_timeout, max_concurrent_requests, max_message_parts, auth)",
+            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout, max_connections, header_timeout, drain_timeout, max_concurrent_requests, max_message_parts, auth)",
         );
     }
 

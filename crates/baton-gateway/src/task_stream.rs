@@ -30,7 +30,8 @@ impl EndAt {
 }
 
 impl Tasks {
-    /// Waits until a state change after `cursor` settles the task (terminal or interrupted).
+    /// Waits until a state change after `cursor` settles the task (terminal or interrupted),
+    /// the blocking timeout passes or the process begins to stop.
     pub(crate) async fn wait_settled(
         &self,
         task_id: &str,
@@ -51,21 +52,25 @@ impl Tasks {
                     return self.view(task_id).await;
                 }
             }
-            if tokio::time::Instant::now() >= deadline {
+            if tokio::time::Instant::now() >= deadline || self.draining.has_started() {
                 return self.view(task_id).await;
             }
-            if page.is_some()
-                && tokio::time::timeout_at(deadline, changes.changed())
-                    .await
-                    .is_err()
-            {
-                return self.view(task_id).await;
+            if page.is_some() {
+                tokio::select! {
+                    moved = tokio::time::timeout_at(deadline, changes.changed()) => {
+                        if moved.is_err() {
+                            return self.view(task_id).await;
+                        }
+                    }
+                    () = self.draining.started() => return self.view(task_id).await,
+                }
             }
         }
     }
 
     /// A stream of the task's snapshot, then its events from `cursor`, until `end`. It reads
-    /// the task only when the task moved, and stops as soon as the client hangs up. The files
+    /// the task only when the task moved, and stops as soon as the client hangs up or the
+    /// process begins to stop (the client subscribes again, as after any cut). The files
     /// of the artifacts of a task that answered are read from `content`.
     pub(crate) fn stream(
         &self,
@@ -78,6 +83,7 @@ impl Tasks {
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let handler = self.clone();
         let mut changes = self.changes.listen(&task_id);
+        let draining = self.draining.clone();
         tokio::spawn(async move {
             if tx.send(Ok(StreamResponse::Task(first))).await.is_err() {
                 return;
@@ -123,12 +129,14 @@ impl Tasks {
                         }
                     }
                 }
-                if finished {
+                // A stopping process ends its streams: the client subscribes again elsewhere.
+                if finished || draining.has_started() {
                     return;
                 }
                 tokio::select! {
                     () = changes.changed() => {}
                     () = tx.closed() => return,
+                    () = draining.started() => return,
                 }
             }
         });

@@ -1,6 +1,7 @@
 //! Reading tasks over Temporal: their views (hedged with the result of an ended task), their
 //! events, and who may see them.
 
+use crate::draining::Draining;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,6 +32,8 @@ pub(crate) struct Tasks {
     pub(crate) changes: TaskChanges,
     /// The views GetTask serves again while their tasks have not moved.
     pub(crate) views: ViewCache,
+    /// Set when the process stops: streams and blocking sends end at once.
+    pub(crate) draining: Draining,
 }
 
 impl Tasks {
@@ -42,6 +45,7 @@ impl Tasks {
             changes,
             client,
             config,
+            draining: Draining::default(),
         }
     }
 

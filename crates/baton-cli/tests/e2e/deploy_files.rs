@@ -99,13 +99,25 @@ fn every_config_in_deploy_is_a_valid_baton_toml() {
             &HashMap::new(),
         );
     }
-    let worker = std::fs::read_to_string(k8s().join("base/worker-deployment.yaml")).unwrap();
-    let grace: u64 = worker
-        .lines()
-        .find_map(|line| line.trim().strip_prefix("terminationGracePeriodSeconds: "))
-        .expect("the worker Deployment sets terminationGracePeriodSeconds")
-        .parse()
-        .unwrap();
+    let grace_of = |file: &str| -> (Duration, Duration) {
+        let manifest = std::fs::read_to_string(k8s().join("base").join(file)).unwrap();
+        let seconds = |prefix: &str| -> u64 {
+            manifest
+                .lines()
+                .find_map(|line| line.trim().strip_prefix(prefix))
+                .unwrap_or_else(|| panic!("{file} sets {prefix}"))
+                .trim_end_matches("\"]")
+                .parse()
+                .unwrap()
+        };
+        (
+            Duration::from_secs(seconds("terminationGracePeriodSeconds: ")),
+            Duration::from_secs(seconds("command: [\"sleep\", \"")),
+        )
+    };
+    let (worker_grace, worker_pause) = grace_of("worker-deployment.yaml");
+    let (gateway_grace, gateway_pause) = grace_of("gateway-deployment.yaml");
+    let flush = baton_cli::tracing_export::FLUSH_BOUND;
     let base = std::fs::read_to_string(k8s().join("base/baton.toml")).unwrap();
     let base_secret = std::fs::read_to_string(k8s().join("base/secret.yaml")).unwrap();
     for directory in kustomizations() {
@@ -145,10 +157,20 @@ fn every_config_in_deploy_is_a_valid_baton_toml() {
                 .contains_key("temporal.address"),
             "{what}: the address comes from temporal-client"
         );
+        // Every stop fits its pod's grace, or Kubernetes kills what is still draining.
+        let drain = settings.server.drain_timeout;
+        let worker_stop = worker_pause + settings.temporal.worker.drain_grace + drain + flush;
         assert!(
-            settings.temporal.worker.drain_grace < Duration::from_secs(grace),
-            "{what}: temporal.drain_grace must be shorter than the worker Deployment's \
-             terminationGracePeriodSeconds ({grace}), or Kubernetes kills running activities"
+            worker_stop < worker_grace,
+            "{what}: the worker's stop ({worker_stop:?}: its preStop pause, temporal.drain_grace, \
+             server.drain_timeout and the span flush) must be shorter than its \
+             terminationGracePeriodSeconds ({worker_grace:?})"
+        );
+        let gateway_stop = gateway_pause + drain + flush;
+        assert!(
+            gateway_stop < gateway_grace,
+            "{what}: the gateway's stop ({gateway_stop:?}) must be shorter than its \
+             terminationGracePeriodSeconds ({gateway_grace:?})"
         );
     }
 }

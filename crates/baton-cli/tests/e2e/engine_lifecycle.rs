@@ -567,3 +567,65 @@ async fn sigterm_cuts_a_quiet_stream_and_the_worker_still_stops() {
         "the stream ends with the worker: {after:?}"
     );
 }
+
+/// `baton gateway` stopped by SIGTERM with streams open: it ends them at once (their clients
+/// subscribe again elsewhere) and is gone long before its `server.drain_timeout` of 30 s, which
+/// only requests that do not end on their own would wait out.
+#[tokio::test]
+async fn sigterm_drains_a_gateway_with_open_streams_well_within_its_bound() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![reply("Hello.")]).await;
+    let config = WorkerConfig {
+        server_extra: vec!["drain_timeout = \"30s\"".into()],
+        ..WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver()
+    };
+    let gateway_url = format!("{}/", config.base_url.clone().unwrap());
+    let mut gateway = baton_tests::engine::GatewayProcess::start(baton(), &config.render()).await;
+    let mut worker_config = config;
+    worker_config.base_url = None;
+    let _worker = WorkerProcess::start(baton(), &worker_config.render()).await;
+    let http = reqwest::Client::new();
+    let rpc = |method: &str, params: serde_json::Value| {
+        http.post(&gateway_url)
+            .header("A2A-Version", "1.0")
+            .header("X-Participant-Id", "alice")
+            .header("A2A-Extensions", baton_core::extensions::STATUS_EXTENSION)
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+    };
+    // A conversation answers and parks; streams on it then hear nothing.
+    let parked: serde_json::Value = rpc(
+        "SendMessage",
+        json!({"message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "Hi"}]}}),
+    )
+    .send()
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    let task_id = parked["result"]["task"]["id"].as_str().unwrap().to_string();
+    let mut streams = Vec::new();
+    for _ in 0..3 {
+        let mut stream = rpc("SubscribeToTask", json!({"id": task_id}))
+            .header("Accept", "text/event-stream")
+            .send()
+            .await
+            .unwrap();
+        let first = stream.chunk().await.unwrap().unwrap();
+        let first = String::from_utf8_lossy(&first).into_owned();
+        assert!(first.contains("\"task\""), "{first}");
+        streams.push(stream);
+    }
+
+    assert!(
+        gateway.terminate(Duration::from_secs(15)).await,
+        "exit 0 after SIGTERM, within half its drain timeout, though three streams were open"
+    );
+    for mut stream in streams {
+        let after = tokio::time::timeout(Duration::from_secs(10), stream.chunk()).await;
+        assert!(
+            matches!(after, Ok(Ok(None)) | Ok(Err(_))),
+            "the stream ended: {after:?}"
+        );
+    }
+}

@@ -3,6 +3,7 @@
 
 mod delivery;
 
+use crate::draining::Draining;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -75,6 +76,11 @@ impl TemporalHandler {
             ),
             config,
         }
+    }
+
+    /// What ends this gateway's streams and blocking sends when its process stops.
+    pub fn draining(&self) -> Draining {
+        self.tasks.draining.clone()
     }
 
     /// The bytes of the stored attachments a rendering of `view` with `history_length` shows:
