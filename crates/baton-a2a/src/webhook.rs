@@ -66,8 +66,11 @@ impl Webhooks {
     /// `public_url` is `server.base_url`, `key` opens what the gateway sealed.
     pub fn new(allow_private: bool, public_url: Option<Url>, key: Arc<DeploymentKey>) -> Webhooks {
         let builder = || {
+            // No proxy from the environment (HTTPS_PROXY, …): a proxy would resolve the webhook's
+            // host itself, past the address check, or refuse to reach it at all.
             reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
+                .no_proxy()
                 .timeout(TIMEOUT)
         };
         Webhooks {

@@ -8,7 +8,10 @@ use std::time::Duration;
 use tokio::process::{Child, Command};
 
 /// Has the kernel send the process `command` starts SIGTERM when this process dies, however it
-/// dies: `kill_on_drop` covers only a parent that unwinds, not one stopped by a signal.
+/// dies: `kill_on_drop` covers only a parent that unwinds, not one stopped by a signal. Linux
+/// only (`PR_SET_PDEATHSIG`); elsewhere, a development build, a child outlives a parent killed
+/// by a signal.
+#[cfg(target_os = "linux")]
 #[allow(unsafe_code, reason = "a libc call, with its SAFETY comment")]
 pub fn dies_with_parent(command: &mut Command) {
     // SAFETY: prctl is async-signal-safe and touches only the child's own state between fork and
@@ -22,6 +25,10 @@ pub fn dies_with_parent(command: &mut Command) {
         });
     }
 }
+
+/// Elsewhere than Linux no call makes a child die with its parent.
+#[cfg(not(target_os = "linux"))]
+pub fn dies_with_parent(_command: &mut Command) {}
 
 /// Whom a stop signals: the child alone, or the process group it leads (a child started with
 /// `process_group(0)`, whose own children must stop with it).

@@ -9,9 +9,12 @@ use clap::{CommandFactory, Parser, Subcommand};
 /// The environment variable that names the config when `--config` is not given.
 const CONFIG_VARIABLE: &str = baton_cli::CONFIG_VARIABLE;
 
+/// `baton --version`: the release and the commit it was built from.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("BATON_COMMIT"), ")");
+
 /// Baton: a durable agent harness on Temporal that delegates to other A2A agents.
 #[derive(Parser)]
-#[command(name = "baton", version, about)]
+#[command(name = "baton", version = VERSION, about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

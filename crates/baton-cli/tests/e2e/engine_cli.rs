@@ -440,3 +440,23 @@ async fn the_cancel_signal_from_the_cli_cancels_a_task() {
         "the customer withdrew the request"
     );
 }
+
+/// `baton --version` names the release and the commit the binary was built from.
+#[test]
+fn the_version_names_the_commit_it_was_built_from() {
+    let version = std::process::Command::new(baton())
+        .arg("--version")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&version.stdout).trim().to_string();
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let commit = String::from_utf8_lossy(&head.stdout).trim().to_string();
+    assert_eq!(
+        said,
+        format!("baton {} ({commit})", env!("CARGO_PKG_VERSION"))
+    );
+}
