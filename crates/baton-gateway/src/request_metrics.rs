@@ -1,4 +1,4 @@
-//! `baton_gateway_requests_total` and `baton_gateway_request_duration_milliseconds`: every request the
+//! `baton_gateway_requests_total` and `baton_gateway_request_duration_seconds`: every request the
 //! gateway answers, by its binding and HTTP status, refusals included (401, 413, 429, 503 say
 //! which limit refused it). A stream counts the time to its first byte.
 //! `baton_gateway_refusals_total` counts the refusals by their A2A reason, in every binding (a

@@ -20,7 +20,14 @@ use temporalio_common::telemetry::metrics::{
     MetricParameters, NewAttributes, NoOpCoreMeter, UpDownCounter,
 };
 
-pub use endpoint::MetricsEndpoint;
+pub use endpoint::{DURATION_BUCKETS, MetricsEndpoint};
+
+/// How long the gateway took to answer a request (exported as `…_seconds`).
+const GATEWAY_REQUEST_DURATION: &str = "baton_gateway_request_duration";
+/// How long an A2A method took (exported as `…_seconds`).
+const GATEWAY_CALL_DURATION: &str = "baton_gateway_call_duration";
+/// Baton's duration histograms, which get [`DURATION_BUCKETS`].
+const DURATION_HISTOGRAMS: [&str; 2] = [GATEWAY_REQUEST_DURATION, GATEWAY_CALL_DURATION];
 
 /// How a delegation ended, as the parent recorded it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +104,7 @@ impl ToolCallOutcome {
 impl Metrics {
     /// Registers every `baton_*` instrument on `meter`.
     pub fn new(meter: Arc<dyn CoreMeter>) -> Self {
+        // The exporter adds `_total` to every counter's name.
         let counter = |name: &'static str, description: &'static str| {
             meter.counter(
                 MetricParameters::builder()
@@ -107,15 +115,15 @@ impl Metrics {
         };
         Metrics {
             delegations_started: counter(
-                "baton_delegations_started_total",
+                "baton_delegations_started",
                 "Sub-tasks a TaskWorkflow delegated, by its task queue and the agent",
             ),
             delegations_finished: counter(
-                "baton_delegations_finished_total",
+                "baton_delegations_finished",
                 "Sub-tasks resolved, by task queue, agent and outcome",
             ),
             pushes: counter(
-                "baton_pushes_total",
+                "baton_pushes",
                 "Pushes that reached the push receiver, by outcome and refusal reason",
             ),
             follow_streams_open: meter.up_down_counter(
@@ -125,42 +133,42 @@ impl Metrics {
                     .build(),
             ),
             model_turns: counter(
-                "baton_model_turns_total",
+                "baton_model_turns",
                 "Model calls, by task queue and outcome",
             ),
             model_tokens: counter(
-                "baton_model_tokens_total",
+                "baton_model_tokens",
                 "Tokens the model reported, by task queue and direction (input or output)",
             ),
             tool_calls: counter(
-                "baton_tool_calls_total",
+                "baton_tool_calls",
                 "Attempts of MCP tool calls, by task queue, tool and outcome",
             ),
             gateway_requests: counter(
-                "baton_gateway_requests_total",
+                "baton_gateway_requests",
                 "Requests the gateway answered, by agent, binding and HTTP status",
             ),
             gateway_request_duration: meter.histogram_duration(
                 MetricParameters::builder()
-                    .name("baton_gateway_request_duration_milliseconds")
+                    .name(GATEWAY_REQUEST_DURATION)
                     .description(
-                        "How long the gateway took to answer, in milliseconds, by agent and binding",
+                        "How long the gateway took to answer, by agent and binding",
                     )
                     .build(),
             ),
             gateway_refusals: counter(
-                "baton_gateway_refusals_total",
+                "baton_gateway_refusals",
                 "Requests the gateway refused, by agent, binding and A2A reason (RATE_LIMIT_EXCEEDED, REQUEST_TOO_LARGE, UNAUTHENTICATED, UNAVAILABLE, ...)",
             ),
             gateway_calls: counter(
-                "baton_gateway_calls_total",
+                "baton_gateway_calls",
                 "A2A methods the gateway answered, by agent, method and outcome (ok, or the A2A error reason)",
             ),
             gateway_call_duration: meter.histogram_duration(
                 MetricParameters::builder()
-                    .name("baton_gateway_call_duration_milliseconds")
+                    .name(GATEWAY_CALL_DURATION)
                     .description(
-                        "How long an A2A method took, in milliseconds, by agent and method; a stream, until it starts",
+                        "How long an A2A method took, by agent and method; a stream, until it starts",
                     )
                     .build(),
             ),
@@ -433,13 +441,34 @@ mod tests {
         );
         assert_eq!(sample(&text, requests, &[r#"status="429""#]), Some(1.0));
         assert!(
-            text.contains("baton_gateway_request_duration_milliseconds_bucket"),
+            text.contains("baton_gateway_request_duration_seconds_bucket"),
             "{text}"
         );
         assert_eq!(
             sample(&text, "baton_build_info", &[r#"version="0.1.0""#]),
             Some(1.0)
         );
+    }
+
+    /// Durations are in seconds, by Prometheus's convention, in buckets from 1 ms: a call of
+    /// 5 ms lands below 10 ms, not in a first bucket of 50 ms with everything else.
+    #[tokio::test]
+    async fn a_5_ms_call_lands_in_a_bucket_below_10_ms() {
+        let endpoint = endpoint();
+        let metrics = Metrics::new(endpoint.meter());
+        metrics.gateway_call("desk", "GetTask", "ok", Duration::from_millis(5));
+        let text = scrape(&endpoint).await;
+        let buckets = "baton_gateway_call_duration_seconds_bucket";
+        let bucket = |le: &str| sample(&text, buckets, &[&format!(r#"le="{le}""#)]);
+        assert_eq!(bucket("0.0025"), Some(0.0), "{text}");
+        assert_eq!(bucket("0.005"), Some(1.0), "{text}");
+        assert_eq!(bucket("60"), Some(1.0), "{text}");
+        assert_eq!(
+            sample(&text, "baton_gateway_call_duration_seconds_sum", &[]),
+            Some(0.005)
+        );
+        // Temporal's own counters end in `_total` too.
+        assert!(!text.contains("_total_total"), "{text}");
     }
 
     #[tokio::test]

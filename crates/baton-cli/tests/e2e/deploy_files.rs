@@ -4,7 +4,9 @@
 //! kustomizations hold together without Kustomize to render them (every file they name exists,
 //! every patch targets a resource of the base, every certificate file the temporal-client ConfigMap names is mounted), and
 //! docker-compose.yml holds together (every service it depends on exists, every mounted file
-//! exists, every Baton service has an image).
+//! exists, every Baton service has an image), and the monitoring files hold: the alert rules pass
+//! promtool and their unit tests, and the dashboard and the rules read only metrics
+//! docs/operating.md documents.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -486,4 +488,98 @@ sys.exit(1 if problems else 0)
         .output()
         .expect("running the venv's python");
     assert_succeeded(&output);
+}
+
+fn monitoring() -> PathBuf {
+    deploy().join("monitoring")
+}
+
+#[test]
+fn the_alert_rules_pass_promtool_and_their_unit_tests() {
+    let check = Command::new("promtool")
+        .args(["check", "rules", "baton-rules.yml"])
+        .current_dir(monitoring())
+        .output()
+        .expect("running promtool (scripts/setup.sh installs Debian's prometheus package)");
+    assert_succeeded(&check);
+    let tests = Command::new("promtool")
+        .args(["test", "rules", "baton-rules.test.yml"])
+        .current_dir(monitoring())
+        .output()
+        .unwrap();
+    assert_succeeded(&tests);
+}
+
+/// The metric names a PromQL text reads, a histogram's `_bucket`, `_sum` and `_count` series
+/// named by the histogram.
+fn metrics_read(promql: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let bytes = promql.as_bytes();
+    let mut start = None;
+    for (at, byte) in bytes.iter().enumerate().chain([(bytes.len(), &b' ')]) {
+        let word = byte.is_ascii_alphanumeric() || *byte == b'_';
+        match (start, word) {
+            (None, true) => start = Some(at),
+            (Some(from), false) => {
+                let name = &promql[from..at];
+                if name.starts_with("baton_") || name.starts_with("temporal_") {
+                    let series = ["_bucket", "_sum", "_count"]
+                        .iter()
+                        .find_map(|suffix| name.strip_suffix(suffix))
+                        .unwrap_or(name);
+                    names.push(series.to_string());
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    names
+}
+
+#[test]
+fn the_dashboard_and_the_rules_read_only_documented_metrics() {
+    let documented = std::fs::read_to_string(deploy().join("../docs/operating.md")).unwrap();
+    let dashboard: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(monitoring().join("baton-dashboard.json")).unwrap(),
+    )
+    .expect("the dashboard is JSON");
+    let mut exprs: Vec<String> = dashboard["panels"]
+        .as_array()
+        .expect("the dashboard has panels")
+        .iter()
+        .flat_map(|panel| panel["targets"].as_array().cloned().unwrap_or_default())
+        .map(|target| target["expr"].as_str().unwrap().to_string())
+        .collect();
+    assert!(exprs.len() >= 10, "{exprs:?}");
+    exprs.push(std::fs::read_to_string(monitoring().join("baton-rules.yml")).unwrap());
+    for expr in &exprs {
+        let read = metrics_read(expr);
+        assert!(!read.is_empty(), "{expr}");
+        for name in read {
+            assert!(
+                documented.contains(&format!("`{name}`")),
+                "{name} (in {expr}) is not in docs/operating.md's metrics"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_pod_monitor_selects_the_pods_by_their_metrics_port() {
+    let monitor = std::fs::read_to_string(monitoring().join("podmonitor.yaml")).unwrap();
+    assert!(monitor.contains("kind: PodMonitor"), "{monitor}");
+    assert!(monitor.contains("- port: metrics"), "{monitor}");
+    assert!(
+        monitor.contains("app.kubernetes.io/name: baton"),
+        "{monitor}"
+    );
+    for deployment in ["worker-deployment.yaml", "gateway-deployment.yaml"] {
+        let pods = std::fs::read_to_string(k8s().join("base").join(deployment)).unwrap();
+        assert!(
+            pods.contains("app.kubernetes.io/name: baton"),
+            "{deployment}"
+        );
+        assert!(pods.contains("- name: metrics"), "{deployment}");
+    }
 }

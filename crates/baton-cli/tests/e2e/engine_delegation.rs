@@ -241,7 +241,7 @@ async fn each_delegation_is_counted_once_though_its_workflows_keep_replaying() {
     let replays = text
         .lines()
         .filter(|line| {
-            line.starts_with("temporal_workflow_task_replay_latency_count{")
+            line.starts_with("temporal_workflow_task_replay_latency_seconds_count{")
                 && line.contains(&format!("task_queue=\"{queue}\""))
         })
         .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())

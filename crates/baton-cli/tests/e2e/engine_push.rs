@@ -828,7 +828,7 @@ async fn the_push_receiver_refuses_bad_pushes_and_writes_nothing_to_history() {
     let queue = format!("task_queue=\"{}\"", run.task_queue);
     assert!(
         text.lines().any(|line| {
-            line.starts_with("temporal_activity_execution_latency_count{")
+            line.starts_with("temporal_activity_execution_latency_seconds_count{")
                 && line.contains("activity_type=\"invoke_model\"")
                 && line.contains(&queue)
         }),

@@ -82,7 +82,7 @@ async fn requests_are_counted_by_binding_and_status_and_the_build_is_named() {
     );
     assert!(
         text.lines().any(|line| line.starts_with(
-            "baton_gateway_request_duration_milliseconds_count{agent=\"front-desk\",binding=\"jsonrpc\"}"
+            "baton_gateway_request_duration_seconds_count{agent=\"front-desk\",binding=\"jsonrpc\"}"
         )),
         "{text}"
     );
