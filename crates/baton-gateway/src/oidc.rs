@@ -2,23 +2,39 @@
 //! Only asymmetric signatures are taken (RS*, PS*, ES256, ES384): `none` and the HMAC algorithms
 //! are refused, since a key anyone can fetch must never be a verification secret.
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aws_lc_rs::signature::{self, RsaPublicKeyComponents, UnparsedPublicKey};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use baton_config::OidcSettings;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::Mutex;
+use tokio::time::Instant;
 
 use crate::identity::is_valid_id;
 
 /// Tokens are taken up to this far past `exp` and before `nbf`, for clocks that disagree.
 const LEEWAY_SECS: i64 = 60;
-/// Keys are fetched again after this long, and at most this often for an unknown key id.
-const KEYS_MAX_AGE: Duration = Duration::from_secs(15 * 60);
-const REFETCH_AT_MOST_EVERY: Duration = Duration::from_secs(30);
+/// When keys are fetched, and how long they serve while no new ones can be had.
+#[derive(Debug, Clone, Copy)]
+struct KeyTiming {
+    /// Keys are fetched again after this long.
+    max_age: Duration,
+    /// And at most this often for an unknown key id, or after a fetch that failed.
+    refetch_every: Duration,
+    /// How long keys are still used, from their fetch, while the issuer cannot be reached for
+    /// new ones: an outage of the issuer refuses no caller until then.
+    kept_while_unreachable: Duration,
+}
+
+const KEY_TIMING: KeyTiming = KeyTiming {
+    max_age: Duration::from_secs(15 * 60),
+    refetch_every: Duration::from_secs(30),
+    kept_while_unreachable: Duration::from_secs(60 * 60),
+};
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
 
@@ -32,24 +48,24 @@ pub enum JwtRefusal {
 }
 
 /// One public key of a JWKS.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct Jwk {
     kty: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     kid: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     alg: Option<String>,
-    #[serde(default, rename = "use")]
+    #[serde(default, rename = "use", skip_serializing_if = "Option::is_none")]
     usage: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     n: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     e: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     crv: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     x: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     y: Option<String>,
 }
 
@@ -263,29 +279,59 @@ fn pick_key<'k>(keys: &'k [Jwk], header: &JwtHeader, algorithm: Algorithm) -> Op
 
 /// The issuer's keys, fetched when first needed, again when they are old, and again (at most
 /// every 30 s) when a token names a key they lack: a rotation is picked up without a restart.
+/// Tokens are checked against the keys as they are, with no lock held: one caller at a time
+/// fetches new keys while the others go on with the old ones, which are kept for an hour from
+/// their fetch while the issuer cannot be reached.
 pub struct OidcVerifier {
     settings: OidcSettings,
     http: reqwest::Client,
-    keys: Mutex<KeyCache>,
+    keys: RwLock<Arc<KeySet>>,
+    /// Held by the one fetch under way.
+    fetching: Mutex<()>,
+    timing: KeyTiming,
 }
 
 #[derive(Default)]
-struct KeyCache {
+struct KeySet {
     keys: Vec<Jwk>,
     fetched: Option<Instant>,
+    /// When the last fetch that failed ended: the next waits `refetch_every`.
+    failed: Option<Instant>,
     jwks_url: Option<url::Url>,
+}
+
+impl KeySet {
+    /// Whether a fetch may be tried now: keys `older` than they should be, and no fetch
+    /// failed in the last `timing.refetch_every`.
+    fn due(&self, older: Duration, timing: &KeyTiming) -> bool {
+        self.fetched.is_none_or(|at| at.elapsed() >= older)
+            && self
+                .failed
+                .is_none_or(|at| at.elapsed() >= timing.refetch_every)
+    }
+
+    /// Whether the keys may still be used while no new ones can be had.
+    fn usable(&self, kept: Duration) -> bool {
+        self.fetched.is_some_and(|at| at.elapsed() < kept)
+    }
 }
 
 impl OidcVerifier {
     pub fn new(settings: OidcSettings, http: reqwest::Client) -> OidcVerifier {
+        Self::timed(settings, http, KEY_TIMING)
+    }
+
+    fn timed(settings: OidcSettings, http: reqwest::Client, timing: KeyTiming) -> Self {
         let jwks_url = settings.jwks_url.clone();
         OidcVerifier {
             settings,
             http,
-            keys: Mutex::new(KeyCache {
+            keys: RwLock::new(Arc::new(KeySet {
                 jwks_url,
-                ..KeyCache::default()
-            }),
+                ..KeySet::default()
+            })),
+            fetching: Mutex::new(()),
+            timing,
         }
     }
 
@@ -299,44 +345,106 @@ impl OidcVerifier {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
-        let mut cache = self.keys.lock().await;
-        let stale = cache.fetched.is_none_or(|at| at.elapsed() > KEYS_MAX_AGE);
-        if stale {
-            self.refetch(&mut cache).await?;
+        let timing = &self.timing;
+        let mut set = self.current();
+        if set.due(timing.max_age, timing) {
+            set = self.fetch(set).await?;
         }
-        match check_jwt(token, &cache.keys, now, &expected) {
+        if !set.usable(timing.kept_while_unreachable) {
+            return Err(JwtRefusal::KeysUnavailable(
+                "the issuer's keys cannot be read right now".to_string(),
+            ));
+        }
+        match check_jwt(token, &set.keys, now, &expected) {
             Err(JwtRefusal::Invalid(_))
-                if !stale
-                    && cache
-                        .fetched
-                        .is_some_and(|at| at.elapsed() >= REFETCH_AT_MOST_EVERY)
-                    && names_unknown_key(token, &cache.keys) =>
+                if set.due(timing.refetch_every, timing) && names_unknown_key(token, &set.keys) =>
             {
-                self.refetch(&mut cache).await?;
-                check_jwt(token, &cache.keys, now, &expected)
+                let set = self.fetch(set).await?;
+                check_jwt(token, &set.keys, now, &expected)
             }
             outcome => outcome,
         }
     }
 
-    async fn refetch(&self, cache: &mut KeyCache) -> Result<(), JwtRefusal> {
-        let jwks_url = match &cache.jwks_url {
-            Some(url) => url.clone(),
-            None => {
-                let url = self.discover().await?;
-                cache.jwks_url = Some(url.clone());
-                url
+    /// The keys as they are now.
+    fn current(&self) -> Arc<KeySet> {
+        self.keys
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn replace(&self, set: KeySet) -> Arc<KeySet> {
+        let set = Arc::new(set);
+        *self
+            .keys
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = set.clone();
+        set
+    }
+
+    /// The keys to check with after fetching new ones, when `seen` are due: the new keys, the
+    /// ones another fetch got meanwhile, or, when the issuer cannot be reached, `seen` while
+    /// they are usable. A caller that has keys does not wait for another's fetch.
+    async fn fetch(&self, seen: Arc<KeySet>) -> Result<Arc<KeySet>, JwtRefusal> {
+        let _fetching = if seen.fetched.is_none() {
+            self.fetching.lock().await
+        } else {
+            match self.fetching.try_lock() {
+                Ok(fetching) => fetching,
+                Err(_) => return Ok(seen),
             }
         };
+        let latest = self.current();
+        if latest.fetched != seen.fetched || latest.failed != seen.failed {
+            return Ok(latest);
+        }
+        match self.fetch_keys(latest.jwks_url.clone()).await {
+            Ok((keys, jwks_url)) => Ok(self.replace(KeySet {
+                keys,
+                fetched: Some(Instant::now()),
+                failed: None,
+                jwks_url: Some(jwks_url),
+            })),
+            Err(refusal) => {
+                let kept = self.replace(KeySet {
+                    keys: latest.keys.clone(),
+                    fetched: latest.fetched,
+                    failed: Some(Instant::now()),
+                    jwks_url: latest.jwks_url.clone(),
+                });
+                if kept.usable(self.timing.kept_while_unreachable) {
+                    tracing::warn!(
+                        "the OIDC issuer's keys cannot be fetched again; the keys fetched {}s ago \
+                         are used until they are {}s old",
+                        kept.fetched.map_or(0, |at| at.elapsed().as_secs()),
+                        self.timing.kept_while_unreachable.as_secs()
+                    );
+                    Ok(kept)
+                } else {
+                    Err(refusal)
+                }
+            }
+        }
+    }
+
+    /// The issuer's usable keys (a key of a kind this agent cannot use is skipped, not a reason
+    /// to refuse the rest), from `jwks_url`, or from the URL its discovery document names.
+    async fn fetch_keys(
+        &self,
+        jwks_url: Option<url::Url>,
+    ) -> Result<(Vec<Jwk>, url::Url), JwtRefusal> {
+        let jwks_url = match jwks_url {
+            Some(url) => url,
+            None => self.discover().await?,
+        };
         let set: JwkSet = self.fetch_json(&jwks_url).await?;
-        // A key of a kind this agent cannot use is skipped, not a reason to refuse the rest.
-        cache.keys = set
+        let keys = set
             .keys
             .into_iter()
             .filter_map(|key| serde_json::from_value(key).ok())
             .collect();
-        cache.fetched = Some(Instant::now());
-        Ok(())
+        Ok((keys, jwks_url))
     }
 
     async fn discover(&self) -> Result<url::Url, JwtRefusal> {

@@ -293,3 +293,73 @@ fn a_key_is_picked_by_id_or_as_the_only_one_that_fits() {
         std::slice::from_ref(&signer.jwk)
     ));
 }
+
+/// The issuer's keys server down after the first fetch: callers are still served with the keys
+/// fetched, until they are as old as the bound, then refused as unavailable (503, not 401); once
+/// the server is back its keys are fetched again.
+#[tokio::test]
+async fn keys_serve_through_an_issuer_outage_for_their_bound_then_callers_are_refused() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let signer = rsa();
+    let jwks = json!({"keys": [serde_json::to_value(&signer.jwk).unwrap()]});
+    let up = Arc::new(AtomicBool::new(true));
+    let serving = up.clone();
+    let app = axum::Router::new().route(
+        "/jwks",
+        axum::routing::get(move || {
+            let (up, jwks) = (serving.load(Ordering::SeqCst), jwks.clone());
+            async move {
+                if up {
+                    (axum::http::StatusCode::OK, axum::Json(jwks))
+                } else {
+                    (
+                        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                        axum::Json(json!({})),
+                    )
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let settings = OidcSettings {
+        issuer: "https://id.example.com".parse().unwrap(),
+        audience: "baton".into(),
+        participant_claim: "sub".into(),
+        jwks_url: Some(format!("http://{address}/jwks").parse().unwrap()),
+    };
+    // Keys fetched again on every call, and kept 500 ms while the server is down.
+    let kept = Duration::from_millis(500);
+    let verifier = OidcVerifier::timed(
+        settings,
+        reqwest::Client::new(),
+        KeyTiming {
+            max_age: Duration::ZERO,
+            refetch_every: Duration::ZERO,
+            kept_while_unreachable: kept,
+        },
+    );
+    let claims = json!({"iss": "https://id.example.com", "aud": "baton", "sub": "alice",
+        "exp": SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 300});
+    let token = signed(&signer, &claims);
+
+    assert_eq!(verifier.verify(&token).await, Ok("alice".into()));
+    let fetched = Instant::now();
+    up.store(false, Ordering::SeqCst);
+    assert_eq!(verifier.verify(&token).await, Ok("alice".into()));
+    assert!(fetched.elapsed() < kept, "the check took the whole bound");
+
+    tokio::time::sleep_until(fetched + kept).await;
+    assert!(
+        matches!(
+            verifier.verify(&token).await,
+            Err(JwtRefusal::KeysUnavailable(_))
+        ),
+        "keys past their bound are not used"
+    );
+    up.store(true, Ordering::SeqCst);
+    assert_eq!(verifier.verify(&token).await, Ok("alice".into()));
+    server.abort();
+}
