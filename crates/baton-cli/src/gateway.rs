@@ -96,6 +96,7 @@ pub fn routes(
     let limits = Limits {
         max_request_bytes: settings.server.max_request_bytes,
         rate_limit_per_minute: settings.server.rate_limit_per_minute,
+        trusted_proxies: settings.server.trusted_proxies.clone(),
         max_concurrent_requests: settings.server.max_concurrent_requests,
         max_message_parts: settings.server.max_message_parts,
     };

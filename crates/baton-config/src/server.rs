@@ -3,6 +3,7 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
+use ipnet::IpNet;
 use url::Url;
 
 use crate::auth::{self, AuthSettings};
@@ -23,6 +24,9 @@ pub struct ServerSettings {
     pub max_request_bytes: usize,
     /// Requests per minute from one peer address; 0 turns the limit off. Default 600.
     pub rate_limit_per_minute: u32,
+    /// The proxies (addresses or CIDR ranges) whose `Forwarded` and `X-Forwarded-For` headers
+    /// name the client: from any other peer those headers are ignored. Empty by default.
+    pub trusted_proxies: Vec<IpNet>,
     /// Whether push-notification webhooks may point at loopback or private addresses. Off by
     /// default: a caller must not make Baton call into its own network.
     pub allow_private_push_urls: bool,
@@ -57,12 +61,13 @@ impl ServerSettings {
     }
 }
 
-const KEYS: [&str; 14] = [
+const KEYS: [&str; 15] = [
     "bind",
     "base_url",
     "delegators",
     "max_request_bytes",
     "rate_limit_per_minute",
+    "trusted_proxies",
     "allow_private_push_urls",
     "temporal_timeout",
     "blocking_timeout",
@@ -99,6 +104,7 @@ pub(crate) fn read(
             errors,
         ),
         delegators: read_delegators(&section.field("delegators"), errors),
+        trusted_proxies: read_trusted_proxies(&section.field("trusted_proxies"), errors),
         max_request_bytes: read_max_request_bytes(&section.field("max_request_bytes"), errors)
             .unwrap_or(DEFAULT_MAX_REQUEST_BYTES),
         rate_limit_per_minute: read_rate_limit(&section.field("rate_limit_per_minute"), errors)
@@ -208,6 +214,32 @@ pub(crate) fn read_bind_section(
     let section = field.section(expected, errors);
     section.refuse_unknown(&["bind"], errors);
     read_bind(&section.field("bind"), port, errors)
+}
+
+/// `server.trusted_proxies`: addresses (`10.0.0.7`, a network of one) or CIDR ranges
+/// (`10.0.0.0/8`).
+fn read_trusted_proxies(field: &Field<'_>, errors: &mut Errors) -> Vec<IpNet> {
+    let expected = "an address or a CIDR range like \"10.0.0.0/8\"";
+    field
+        .items(
+            "an array of addresses or CIDR ranges like [\"10.0.0.0/8\"]",
+            errors,
+        )
+        .iter()
+        .filter_map(|item| {
+            let text = item.required_text(expected, errors)?;
+            let parsed = text
+                .parse::<IpNet>()
+                .or_else(|_| text.parse::<IpAddr>().map(IpNet::from));
+            match parsed {
+                Ok(network) => Some(network.trunc()),
+                Err(_) => {
+                    item.fail(errors, format!("must be {expected} (got {text:?})"));
+                    None
+                }
+            }
+        })
+        .collect()
 }
 
 fn read_delegators(field: &Field<'_>, errors: &mut Errors) -> Vec<String> {
@@ -338,16 +370,38 @@ mod tests {
     fn every_field_is_read() {
         let server = parse(
             "[server]\nbind = \"[::]:9000\"\nbase_url = \"https://desk.example.com/a2a\"\n\
-             delegators = [\"front-desk\", \"ops\"]",
+             delegators = [\"front-desk\", \"ops\"]\n\
+             trusted_proxies = [\"10.0.0.0/8\", \"192.168.1.7\", \"fd00::1/64\"]",
         )
         .unwrap()
         .server;
+        let trusted: Vec<String> = server
+            .trusted_proxies
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(trusted, ["10.0.0.0/8", "192.168.1.7/32", "fd00::/64"]);
         assert_eq!(server.bind, "[::]:9000".parse::<SocketAddr>().unwrap());
         assert_eq!(
             server.base_url.unwrap().as_str(),
             "https://desk.example.com/a2a"
         );
         assert_eq!(server.delegators, ["front-desk", "ops"]);
+    }
+
+    #[test]
+    fn a_trusted_proxy_that_is_no_address_is_refused() {
+        for bad in ["proxy.internal", "10.0.0.0/33", ""] {
+            assert_only_error(
+                &format!("[server]\ntrusted_proxies = [{bad:?}]"),
+                "server.trusted_proxies[0]",
+                &if bad.is_empty() {
+                    "must not be blank".to_string()
+                } else {
+                    format!("must be an address or a CIDR range like \"10.0.0.0/8\" (got {bad:?})")
+                },
+            );
+        }
     }
 
     #[test]
@@ -411,7 +465,7 @@ mod tests {
         assert_only_error(
             "[server]\nport = 8080",
             "server.port",
-            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout, max_connections, header_timeout, drain_timeout, max_concurrent_requests, max_message_parts, auth)",
+            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, trusted_proxies, allow_private_push_urls, temporal_timeout, blocking_timeout, max_connections, header_timeout, drain_timeout, max_concurrent_requests, max_message_parts, auth)",
         );
     }
 }

@@ -305,6 +305,7 @@ mod tests {
                     delegators: vec![],
                     max_request_bytes: 8 * 1024 * 1024,
                     rate_limit_per_minute: 600,
+                    trusted_proxies: Vec::new(),
                     allow_private_push_urls: false,
                     temporal_timeout: Duration::from_secs(10),
                     blocking_timeout: Duration::from_secs(60),
@@ -507,6 +508,7 @@ bind = "0.0.0.0:9464"
                     delegators: vec!["ops-console".into()],
                     max_request_bytes: 8 * 1024 * 1024,
                     rate_limit_per_minute: 600,
+                    trusted_proxies: Vec::new(),
                     allow_private_push_urls: false,
                     temporal_timeout: Duration::from_secs(10),
                     blocking_timeout: Duration::from_secs(60),
@@ -631,7 +633,7 @@ bind = "0.0.0.0:9464"
         assert_only_error(
             "[server]\n\"bind address\" = \"x\"",
             "server.\"bind address\"",
-            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, allow_private_push_urls, temporal_timeout, blocking_timeout, max_connections, header_timeout, drain_timeout, max_concurrent_requests, max_message_parts, auth)",
+            "unknown setting (allowed: bind, base_url, delegators, max_request_bytes, rate_limit_per_minute, trusted_proxies, allow_private_push_urls, temporal_timeout, blocking_timeout, max_connections, header_timeout, drain_timeout, max_concurrent_requests, max_message_parts, auth)",
         );
     }
 

@@ -7,6 +7,7 @@
 mod a2a_task;
 mod auth;
 mod card;
+mod client_address;
 mod config;
 mod continuation;
 mod draining;
@@ -22,6 +23,7 @@ mod part_scan;
 mod parts;
 mod push_configs;
 mod push_receiver;
+mod rate_limit;
 mod refusals;
 mod request_metrics;
 mod routes;

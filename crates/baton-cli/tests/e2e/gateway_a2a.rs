@@ -38,11 +38,19 @@ async fn agent_taking_local_webhooks() -> Agent {
 }
 
 async fn agent_with(configure: impl FnOnce(WorkerConfig) -> WorkerConfig) -> Agent {
+    agent_with_env(configure, &[]).await
+}
+
+/// As [`agent_with`], the worker started with `env` besides.
+async fn agent_with_env(
+    configure: impl FnOnce(WorkerConfig) -> WorkerConfig,
+    env: &[(&str, &str)],
+) -> Agent {
     let temporal = TestTemporal::start().await;
     let model = FakeModel::start(replies(40)).await;
     let config = configure(WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver());
     let url = config.base_url.clone().unwrap();
-    let worker = WorkerProcess::start(baton(), &config.render()).await;
+    let worker = WorkerProcess::start_with_env(baton(), &config.render(), env).await;
     Agent {
         temporal,
         model,
@@ -881,7 +889,13 @@ async fn oversized_bodies_and_floods_are_refused_before_they_cost_anything() {
         .await
         .unwrap();
     assert_eq!(flooded.status(), 429);
-    assert_eq!(flooded.headers()["retry-after"], "1");
+    // Five a minute: the next request in about 12 s.
+    let wait: u64 = flooded.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=12).contains(&wait), "{wait}");
     let refused: Value = flooded.json().await.expect("an HTTP+JSON error");
     assert_eq!(
         refused["error"]["status"], "RESOURCE_EXHAUSTED",
@@ -907,6 +921,79 @@ async fn oversized_bodies_and_floods_are_refused_before_they_cost_anything() {
         "RATE_LIMIT_EXCEEDED"
     );
     assert_eq!(agent.model.requests().len(), 0, "nothing reached a task");
+}
+
+/// Behind a trusted proxy each client the proxy names has its own budget; a peer that is no
+/// trusted proxy cannot choose its address by sending the headers; a participant a token proved
+/// has its own budget wherever it calls from.
+#[tokio::test]
+async fn the_rate_limit_counts_callers_behind_trusted_proxies_and_proven_participants_apart() {
+    let limited = |trusted: &str| {
+        let trusted = trusted.to_string();
+        move |mut config: WorkerConfig| {
+            config.server_extra = vec![
+                "rate_limit_per_minute = 2".into(),
+                format!("trusted_proxies = [{trusted}]"),
+                "[server.auth]".into(),
+                "tokens = [{ participant = \"alice\", secret_env = \"ALICE_TOKEN\" }, \
+                 { participant = \"bob\", secret_env = \"BOB_TOKEN\" }]"
+                    .into(),
+            ];
+            config
+        }
+    };
+    let http = reqwest::Client::new();
+    let card_statuses = |url: String, forwarded: &'static [&'static str]| {
+        let http = http.clone();
+        async move {
+            let mut statuses = Vec::new();
+            for client in forwarded {
+                let status = http
+                    .get(format!("{url}/.well-known/agent-card.json"))
+                    .header("X-Forwarded-For", *client)
+                    .send()
+                    .await
+                    .unwrap()
+                    .status()
+                    .as_u16();
+                statuses.push(status);
+            }
+            statuses
+        }
+    };
+    let base = |agent: &Agent| agent.url.trim_end_matches('/').to_string();
+
+    // The test's own address is the trusted proxy: the client it names counts.
+    let proxied = agent_with_env(limited("\"127.0.0.1\""), &TOKENS).await;
+    const CLIENTS: [&str; 4] = ["203.0.113.1", "203.0.113.1", "203.0.113.1", "203.0.113.2"];
+    assert_eq!(
+        card_statuses(base(&proxied), &CLIENTS).await,
+        [200, 200, 429, 200]
+    );
+    // A forged entry in front of what the proxy appended changes nothing.
+    assert_eq!(
+        card_statuses(base(&proxied), &["1.2.3.4, 203.0.113.1"]).await,
+        [429]
+    );
+
+    // Trusted nobody: the headers are ignored and every request is the peer's.
+    let direct = agent_with_env(limited(""), &TOKENS).await;
+    assert_eq!(
+        card_statuses(base(&direct), &CLIENTS).await,
+        [200, 200, 429, 429]
+    );
+    // The peer's budget is spent, but each proven participant has its own.
+    for token in [ALICE_TOKEN, BOB_TOKEN, ALICE_TOKEN] {
+        let answer = http
+            .post(format!("{}/", base(&direct)))
+            .header("A2A-Version", "1.0")
+            .bearer_auth(token)
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+    }
 }
 
 #[tokio::test]
@@ -1204,6 +1291,9 @@ async fn an_identity_or_an_id_that_cannot_be_read_is_refused_before_temporal_is_
 }
 
 const ALICE_TOKEN: &str = "alice-token-7f3e9a2c41d8";
+const BOB_TOKEN: &str = "bob-token-0c5d1e8f27a4";
+/// The environment that gives alice's and bob's tokens.
+const TOKENS: [(&str, &str); 2] = [("ALICE_TOKEN", ALICE_TOKEN), ("BOB_TOKEN", BOB_TOKEN)];
 
 /// A JSON-RPC call with `headers` and no SDK: what a stranger can send.
 async fn raw_rpc(
