@@ -179,20 +179,72 @@ fn every_config_in_deploy_is_a_valid_baton_toml() {
 
 #[test]
 fn the_kubernetes_manifests_pass_the_schemas() {
-    // The base's manifests and every overlay's patches (each a valid resource of its own); the
-    // kustomization.yaml files have no Kubernetes schema.
-    let manifests: Vec<PathBuf> = kustomizations()
-        .iter()
-        .flat_map(|directory| yaml_files(directory))
-        .filter(|path| !path.ends_with("kustomization.yaml"))
-        .collect();
-    assert!(manifests.len() >= 9, "{manifests:?}");
+    // The base's manifests, every overlay's patches (each a valid resource of its own) and the
+    // examples; the kustomization.yaml files have no Kubernetes schema.
+    let manifests = manifests();
+    assert!(manifests.len() >= 10, "{manifests:?}");
     let output = Command::new(venv_program("kubernetes-validate"))
         .args(["--strict", "-k", "1.32.0"])
         .args(&manifests)
         .output()
         .expect("running kubernetes-validate (scripts/setup.sh installs it)");
     assert_succeeded(&output);
+}
+
+/// Every Kubernetes manifest shipped: the kustomizations' files and the examples.
+fn manifests() -> Vec<PathBuf> {
+    kustomizations()
+        .iter()
+        .chain([&k8s().join("examples")])
+        .flat_map(|directory| yaml_files(directory))
+        .filter(|path| !path.ends_with("kustomization.yaml"))
+        .collect()
+}
+
+/// A namespace that enforces the restricted Pod Security Standard admits every pod the
+/// manifests make (tests/deploy/restricted_pods.py checks each field the profile asks for). The
+/// overlays' patches only add mounts to the base's pods, so the base's and the examples' are
+/// checked.
+#[test]
+fn the_pods_meet_the_restricted_pod_security_standard() {
+    let checker =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/deploy/restricted_pods.py");
+    let pods: Vec<PathBuf> = [k8s().join("base"), k8s().join("examples")]
+        .iter()
+        .flat_map(|directory| yaml_files(directory))
+        .filter(|path| !path.ends_with("kustomization.yaml"))
+        .collect();
+    let output = Command::new(venv_program("python"))
+        .arg(checker)
+        .args(pods)
+        .output()
+        .expect("running the restricted profile's check");
+    assert_succeeded(&output);
+}
+
+/// Everything labelled as Baton's also names its agent (`app.kubernetes.io/instance`), in its
+/// metadata and its selectors, so several agents share a namespace without one's Service or
+/// PodDisruptionBudget selecting another's pods.
+#[test]
+fn every_resource_and_selector_names_its_agent() {
+    for manifest in manifests() {
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (n, line) in lines.iter().enumerate() {
+            if line.trim() != "app.kubernetes.io/name: baton" {
+                continue;
+            }
+            let indent = &line[..line.len() - line.trim_start().len()];
+            let next = lines.get(n + 1).copied().unwrap_or_default();
+            assert_eq!(
+                next,
+                format!("{indent}app.kubernetes.io/instance: front-desk"),
+                "{}:{}: the name label without the instance label",
+                manifest.display(),
+                n + 1
+            );
+        }
+    }
 }
 
 /// Kustomize is not installed here (no package of the registries CI reaches carries a current one:
@@ -405,6 +457,8 @@ problems = []
 for name, service in services.items():
     if "image" not in service and "build" not in service:
         problems.append(f"{name}: no image and no build")
+    if str(service.get("image", "")).startswith("temporalio/auto-setup"):
+        problems.append(f"{name}: temporalio/auto-setup is deprecated: use temporalio/server")
     depends = service.get("depends_on", [])
     for other in (depends if isinstance(depends, list) else depends.keys()):
         if other not in services:
