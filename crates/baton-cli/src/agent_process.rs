@@ -18,6 +18,9 @@ use baton_workflows::{RemoteTaskWorkflow, TaskWorkflow, follow_task_queue};
 use futures::future::join_all;
 use temporalio_client::Client;
 use temporalio_common::ActivityDefinition;
+use temporalio_common::worker::{
+    VersioningBehavior, WorkerDeploymentOptions, WorkerDeploymentVersion,
+};
 use temporalio_sdk::activities::ExecutableActivity;
 use temporalio_sdk::runtime::PollerBehavior;
 use temporalio_sdk::runtime::worker_tuner::{FixedSizeSlotSupplier, TunerHolder, WorkerTuner};
@@ -107,6 +110,7 @@ impl AgentProcess {
                 &settings.agent.id,
             ))
             .graceful_shutdown_period(tuning.drain_grace)
+            .maybe_deployment_options(deployment_options(tuning))
             .max_cached_workflows(temporal.workflow_cache)
             .maybe_tuner(task_queue_tuner(tuning))
             .maybe_workflow_task_poller_behavior(
@@ -337,7 +341,30 @@ pub fn follow_worker_options(settings: &Settings, activities: BatonActivities) -
     ))
     .max_cached_workflows(0)
     .graceful_shutdown_period(settings.temporal.worker.drain_grace)
+    .maybe_deployment_options(deployment_options(&settings.temporal.worker))
     .build()
+}
+
+/// The build id a worker gives its Worker Deployment Version unless `temporal.build_id` names
+/// one: this binary's release and commit.
+pub const BUILD_ID: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("BATON_COMMIT"));
+
+/// Worker Deployment Versioning, when `temporal.deployment` names the deployment: the worker
+/// polls as its version (`temporal.build_id`, else [`BUILD_ID`]), and each workflow stays
+/// pinned to the version that started it, so a rolling upgrade never moves a running task to
+/// another build. None keeps the SDK's unversioned default.
+fn deployment_options(tuning: &WorkerTuning) -> Option<WorkerDeploymentOptions> {
+    let deployment = tuning.deployment.as_deref()?;
+    let version = WorkerDeploymentVersion::builder()
+        .deployment_name(deployment)
+        .build_id(tuning.build_id.as_deref().unwrap_or(BUILD_ID))
+        .build();
+    Some(
+        WorkerDeploymentOptions::new(version)
+            .use_worker_versioning(true)
+            .default_versioning_behavior(VersioningBehavior::Pinned)
+            .build(),
+    )
 }
 
 /// The slots of `temporal.workflow_slots` and `activity_slots`, when either is set; the others

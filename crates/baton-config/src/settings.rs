@@ -337,6 +337,8 @@ mod tests {
                         workflow_pollers: None,
                         activity_pollers: None,
                         drain_grace: Duration::from_secs(10),
+                        deployment: None,
+                        build_id: None,
                     },
                     embedded: EmbeddedTemporal {
                         binary: "temporal".into(),
@@ -562,6 +564,8 @@ bind = "0.0.0.0:9464"
                         workflow_pollers: None,
                         activity_pollers: None,
                         drain_grace: Duration::from_secs(30),
+                        deployment: None,
+                        build_id: None,
                     },
                     embedded: EmbeddedTemporal {
                         binary: Path::new(BASE_DIR).join("tools/temporal"),

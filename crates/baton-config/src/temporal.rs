@@ -499,7 +499,7 @@ mod tests {
         assert_only_error(
             "[temporal]\nindexing = true",
             "temporal.indexing",
-            "unknown setting (allowed: mode, address, namespace, task_queue, tls, tls_ca, tls_cert, tls_key, tls_server_name, search_attributes, follow_slots, workflow_cache, identity, workflow_slots, activity_slots, workflow_pollers, activity_pollers, drain_grace, embedded)",
+            "unknown setting (allowed: mode, address, namespace, task_queue, tls, tls_ca, tls_cert, tls_key, tls_server_name, search_attributes, follow_slots, workflow_cache, identity, workflow_slots, activity_slots, workflow_pollers, activity_pollers, drain_grace, deployment, build_id, embedded)",
         );
     }
 

@@ -23,14 +23,22 @@ pub struct WorkerTuning {
     /// How long running activities may take to finish after SIGTERM before they are
     /// cancelled. A pod's termination grace period must be longer.
     pub drain_grace: Duration,
+    /// The Worker Deployment this worker belongs to (`temporal.deployment`): set, it polls with
+    /// Worker Deployment Versioning, each task pinned to the version that started it. None
+    /// polls unversioned.
+    pub deployment: Option<String>,
+    /// Its version's build id (`temporal.build_id`); None takes the binary's own.
+    pub build_id: Option<String>,
 }
 
-pub(crate) const KEYS: [&str; 5] = [
+pub(crate) const KEYS: [&str; 7] = [
     "workflow_slots",
     "activity_slots",
     "workflow_pollers",
     "activity_pollers",
     "drain_grace",
+    "deployment",
+    "build_id",
 ];
 const MAX_SLOTS: i64 = 10_000;
 const MAX_POLLERS: i64 = 100;
@@ -50,6 +58,38 @@ pub(crate) fn read(section: &Section<'_>, errors: &mut Errors) -> WorkerTuning {
             .field("drain_grace")
             .duration_up_to(Some((MAX_DRAIN_GRACE, "1 hour")), errors)
             .unwrap_or(DEFAULT_DRAIN_GRACE),
+        deployment: versioning_name(&section.field("deployment"), Naming::Deployment, errors),
+        build_id: versioning_name(&section.field("build_id"), Naming::BuildId, errors),
+    }
+}
+
+/// Which name of a Worker Deployment Version.
+#[derive(Clone, Copy, PartialEq)]
+enum Naming {
+    Deployment,
+    BuildId,
+}
+
+/// A deployment name or build id: printable ASCII without spaces, at most 255 bytes; a
+/// deployment name without `.` either, since Temporal names the version `<deployment>.<build>`.
+fn versioning_name(field: &Field<'_>, naming: Naming, errors: &mut Errors) -> Option<String> {
+    let (expected, rule) = match naming {
+        Naming::Deployment => ("a name like \"front-desk\"", "printable, no spaces or dots"),
+        Naming::BuildId => ("a build id like \"0.4.0+3f2a9c1\"", "printable, no spaces"),
+    };
+    let name = field.optional_text(expected, errors)?;
+    let fits = name.len() <= 255
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && (naming == Naming::BuildId || b != b'.'));
+    if fits {
+        Some(name.to_string())
+    } else {
+        field.fail(
+            errors,
+            format!("must be {expected}: {rule}, at most 255 bytes (got {name:?})"),
+        );
+        None
     }
 }
 
@@ -131,5 +171,29 @@ mod tests {
         ] {
             assert_only_error(&format!("[temporal]\n{text}"), setting, message);
         }
+    }
+
+    #[test]
+    fn a_deployment_and_a_build_id_are_read_and_bad_names_refused() {
+        let tuning = parse("[temporal]\ndeployment = \"front-desk\"\nbuild_id = \"0.4.0+3f2a9c1\"")
+            .unwrap()
+            .temporal
+            .worker;
+        assert_eq!(
+            (tuning.deployment.as_deref(), tuning.build_id.as_deref()),
+            (Some("front-desk"), Some("0.4.0+3f2a9c1"))
+        );
+        let unset = parse("").unwrap().temporal.worker;
+        assert_eq!((unset.deployment, unset.build_id), (None, None));
+        assert_only_error(
+            "[temporal]\ndeployment = \"front.desk\"",
+            "temporal.deployment",
+            "must be a name like \"front-desk\": printable, no spaces or dots, at most 255 bytes (got \"front.desk\")",
+        );
+        assert_only_error(
+            "[temporal]\nbuild_id = \"v 2\"",
+            "temporal.build_id",
+            "must be a build id like \"0.4.0+3f2a9c1\": printable, no spaces, at most 255 bytes (got \"v 2\")",
+        );
     }
 }

@@ -629,3 +629,88 @@ async fn sigterm_drains_a_gateway_with_open_streams_well_within_its_bound() {
         );
     }
 }
+
+/// Makes `build` of deployment `desk` the current version, as an operator does with the CLI
+/// once the build's workers poll (until then Temporal does not know the version).
+async fn make_current(temporal: &TestTemporal, build: &str) {
+    let address = temporal.address().to_string();
+    poll_until("the version to become current", WITHIN, || {
+        let address = address.clone();
+        async move {
+            let made = tokio::process::Command::new(baton_tests::venv_program("temporal"))
+                .args(["worker", "deployment", "set-current-version"])
+                .args(["--deployment-name", "desk", "--build-id", build, "--yes"])
+                .args(["--address", &address, "--namespace", "default"])
+                .output()
+                .await
+                .unwrap();
+            made.status.success().then_some(())
+        }
+    })
+    .await;
+}
+
+/// Worker Deployment Versioning (`temporal.deployment`): with an old and a new build polling
+/// one task queue, a task the old build started stays on it (its next turn is the old build's
+/// model's) while tasks started after the new build became current run on the new one.
+#[tokio::test]
+async fn two_builds_on_one_task_queue_keep_every_task_on_its_version() {
+    let temporal = TestTemporal::start().await;
+    let old_model = FakeModel::responding(|_| reply("from the old build")).await;
+    let new_model = FakeModel::responding(|_| reply("from the new build")).await;
+    let task_queue = WorkerConfig::new(&temporal, "http://unused").task_queue;
+    let versioned = |model: &FakeModel, build: &str| {
+        let mut config = WorkerConfig::new(&temporal, &model.base_url());
+        config.task_queue = task_queue.clone();
+        config.temporal_extra = vec![
+            "deployment = \"desk\"".into(),
+            format!("build_id = \"{build}\""),
+        ];
+        config
+    };
+    let conversation = |name: &str| -> baton_proto::TaskInput {
+        serde_json::from_value(json!({
+            "name": name, "goal": "Chat.", "lifecycle": "conversation",
+            "participants": [{"id": "alice", "kind": "human", "role": "reporter"}]
+        }))
+        .unwrap()
+    };
+    let parked = |turns: u32| {
+        move |v: &baton_proto::TaskView| v.turns == turns && v.state == TaskState::InputRequired
+    };
+
+    let _old = WorkerProcess::start(baton(), &versioned(&old_model, "v1").render()).await;
+    make_current(&temporal, "v1").await;
+    temporal
+        .start_task(&task_queue, "t-old", conversation("old"))
+        .await;
+    let view = temporal.wait_for_task("t-old", WITHIN, parked(1)).await;
+    assert_eq!(view.last_answer.as_deref(), Some("from the old build"));
+
+    let _new = WorkerProcess::start(baton(), &versioned(&new_model, "v2").render()).await;
+    make_current(&temporal, "v2").await;
+    temporal
+        .start_task(&task_queue, "t-new", conversation("new"))
+        .await;
+    let view = temporal.wait_for_task("t-new", WITHIN, parked(1)).await;
+    assert_eq!(view.last_answer.as_deref(), Some("from the new build"));
+
+    // The old task's next turn, after the new build became current, is still the old build's.
+    let message = baton_proto::InboxMessage {
+        message_id: "m-2".into(),
+        participant_id: "alice".into(),
+        text: "Anything else?".into(),
+        push_config: None,
+        stand_in_id: None,
+        attachments: Vec::new(),
+    };
+    temporal.send_inbox("t-old", message).await.unwrap();
+    let view = temporal.wait_for_task("t-old", WITHIN, parked(2)).await;
+    assert_eq!(view.last_answer.as_deref(), Some("from the old build"));
+    assert_eq!(
+        old_model.requests().len(),
+        2,
+        "both of the old task's turns"
+    );
+    assert_eq!(new_model.requests().len(), 1, "only the new task's turn");
+}
