@@ -347,7 +347,7 @@ pub fn follow_worker_options(settings: &Settings, activities: BatonActivities) -
 
 /// The build id a worker gives its Worker Deployment Version unless `temporal.build_id` names
 /// one: this binary's release and commit.
-pub const BUILD_ID: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("BATON_COMMIT"));
+const BUILD_ID: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("BATON_COMMIT"));
 
 /// Worker Deployment Versioning, when `temporal.deployment` names the deployment: the worker
 /// polls as its version (`temporal.build_id`, else [`BUILD_ID`]), and each workflow stays

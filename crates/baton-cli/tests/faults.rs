@@ -1539,10 +1539,38 @@ struct Hop {
     id: &'static str,
     config: WorkerConfig,
     worker: WorkerProcess,
-    _model: FakeModel,
+    model: FakeModel,
 }
 
 impl Hop {
+    /// Agent `id` on `model`, with its gateway, delegating to the agent `below` (its id and
+    /// URL); `extra` is added to its config.
+    async fn start(
+        temporal: &TestTemporal,
+        id: &'static str,
+        model: FakeModel,
+        below: &(String, String),
+        extra: &str,
+    ) -> Hop {
+        let mut config = WorkerConfig::new(temporal, &model.base_url())
+            .with_push_receiver()
+            .agent(&below.0, &below.1, "");
+        config.agent_id = id.into();
+        let rendered = format!("{}{extra}", config.render());
+        let worker = WorkerProcess::start(baton(), &rendered).await;
+        Hop {
+            id,
+            config,
+            worker,
+            model,
+        }
+    }
+
+    /// The agent above this one delegates to it by this id at this URL.
+    fn as_below(&self) -> (String, String) {
+        (self.id.to_string(), self.config.base_url.clone().unwrap())
+    }
+
     /// ListTasks on this agent's gateway as `caller` sees it: each listed task's state.
     async fn listed_states(&self, caller: &str) -> Vec<String> {
         let rpc = format!("{}/", self.config.base_url.clone().unwrap());
@@ -1593,18 +1621,9 @@ async fn a_cancel_at_the_root_ends_every_task_of_four_batons_and_an_sdk_agent_wi
     let mut hops = Vec::new();
     for id in ["d", "c", "b", "a"] {
         let model = FakeModel::responding(delegating_to(&below.0)).await;
-        let mut config = WorkerConfig::new(&temporal, &model.base_url())
-            .with_push_receiver()
-            .agent(&below.0, &below.1, "");
-        config.agent_id = id.into();
-        let worker = WorkerProcess::start(baton(), &config.render()).await;
-        below = (id.to_string(), config.base_url.clone().unwrap());
-        hops.push(Hop {
-            id,
-            config,
-            worker,
-            _model: model,
-        });
+        let hop = Hop::start(&temporal, id, model, &below, "").await;
+        below = hop.as_below();
+        hops.push(hop);
     }
     hops.reverse();
     let stage = std::env::var("BATON_CHAIN_STAGE")
@@ -1676,15 +1695,7 @@ async fn a_cancel_at_the_root_ends_every_task_of_four_batons_and_an_sdk_agent_wi
 
     // The tree as a's operator sees it: the Batons from Temporal, the a2a-sdk agent's task as d
     // last heard of it, every one ended.
-    let shown = tokio::process::Command::new(baton())
-        .args(["task", "show", "--tree", "--config"])
-        .arg(hops[0].worker.config_path())
-        .arg(&root)
-        .env("RUST_LOG", "warn")
-        .output()
-        .await
-        .unwrap();
-    let tree = String::from_utf8_lossy(&shown.stdout);
+    let (_, tree, _) = common::show_tree(hops[0].worker.config_path(), &root).await;
     let lines: Vec<&str> = tree.lines().collect();
     assert_eq!(lines.len(), chain.len(), "{tree}");
     assert!(
@@ -1721,31 +1732,6 @@ fn is_ended(state: &str) -> bool {
 /// costs 400 nanos a token read and 1,600 a token written.
 const PRICED: &str = "\n[model.prices]\n\"fake-model\" = { input = 0.4, output = 1.6 }\n";
 
-/// `baton replay` of every history on `config`'s task queue: waits until it has replayed each of
-/// `task_ids`, and returns its report, which must say none failed.
-async fn replay_all(config: &std::path::Path, task_queue: &str, task_ids: &[&str]) -> String {
-    let query = format!("TaskQueue = \"{task_queue}\"");
-    let (code, text) = poll_until("every history visible to replay", WITHIN, || async {
-        let output = tokio::process::Command::new(baton())
-            .args(["replay", "--config"])
-            .arg(config)
-            .args(["--query", &query])
-            .env("RUST_LOG", "warn")
-            .output()
-            .await
-            .unwrap();
-        let text = String::from_utf8_lossy(&output.stdout).into_owned();
-        task_ids
-            .iter()
-            .all(|id| text.contains(&format!("ok {id} (")))
-            .then_some((output.status.code(), text))
-    })
-    .await;
-    assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains(" 0 failed"), "{text}");
-    text
-}
-
 /// A root budget of 100,000 tokens down a → b → c: each gets half of what its parent has left,
 /// so c gets about a quarter; c's one turn writes about 35,000 tokens, past its share but not
 /// past what b has left. c's delegation to d is refused and c ends FAILED "budget spent"; b and a
@@ -1773,30 +1759,16 @@ async fn a_budget_spent_at_the_third_hop_ends_it_there_and_the_cost_tree_adds_up
     .await;
     let mut below = ("d".to_string(), peer.url());
     let mut hops = Vec::new();
+    // c runs on the spending model; b and a each delegate one hop down.
+    let mut spending = Some(c_model);
     for id in ["c", "b", "a"] {
-        let model = if id == "c" {
-            FakeModel::responding(|_| reply("unused")).await
-        } else {
-            FakeModel::responding(delegating_to(&below.0)).await
+        let model = match spending.take() {
+            Some(c_model) => c_model,
+            None => FakeModel::responding(delegating_to(&below.0)).await,
         };
-        let model_url = if id == "c" {
-            c_model.base_url()
-        } else {
-            model.base_url()
-        };
-        let mut config = WorkerConfig::new(&temporal, &model_url)
-            .with_push_receiver()
-            .agent(&below.0, &below.1, "");
-        config.agent_id = id.into();
-        let rendered = format!("{}{PRICED}", config.render());
-        let worker = WorkerProcess::start(baton(), &rendered).await;
-        below = (id.to_string(), config.base_url.clone().unwrap());
-        hops.push(Hop {
-            id,
-            config,
-            worker,
-            _model: model,
-        });
+        let hop = Hop::start(&temporal, id, model, &below, PRICED).await;
+        below = hop.as_below();
+        hops.push(hop);
     }
     hops.reverse();
 
@@ -1893,7 +1865,7 @@ async fn a_budget_spent_at_the_third_hop_ends_it_there_and_the_cost_tree_adds_up
         "{listed}"
     );
     // c read its share in its task section, and its one turn overran it.
-    let c_section = common::all_text(&c_model.requests()[0]);
+    let c_section = common::all_text(&hops[2].model.requests()[0]);
     let share: u64 = c_section
         .split(" model tokens left")
         .next()
@@ -1908,7 +1880,7 @@ async fn a_budget_spent_at_the_third_hop_ends_it_there_and_the_cost_tree_adds_up
 
     // Every history on every agent replays on this build, and the totals read the same after.
     for (hop, task) in hops.iter().zip(&chain) {
-        replay_all(
+        common::replay_all(
             hop.worker.config_path(),
             &hop.config.task_queue,
             &[task.as_str()],

@@ -6,6 +6,7 @@ use std::time::Duration;
 use baton_tests::PythonPeer;
 use baton_tests::engine::Engine;
 use baton_tests::fake_model::{FakeModel, Scripted};
+use baton_tests::wait::poll_until;
 use serde_json::Value;
 use temporalio_common::protos::temporal::api::history::v1::HistoryEvent;
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
@@ -55,4 +56,47 @@ pub fn continued(events: &[HistoryEvent]) -> bool {
         Some(Attributes::WorkflowExecutionStartedEventAttributes(started))
             if !started.continued_execution_run_id.is_empty()
     )
+}
+
+/// `baton task show --tree --config CONFIG TASK_ID`: its exit code, what it printed and what it
+/// logged.
+pub async fn show_tree(config: &Path, task_id: &str) -> (Option<i32>, String, String) {
+    let shown = tokio::process::Command::new(baton())
+        .args(["task", "show", "--tree", "--config"])
+        .arg(config)
+        .arg(task_id)
+        .env("RUST_LOG", "warn")
+        .output()
+        .await
+        .unwrap();
+    (
+        shown.status.code(),
+        String::from_utf8_lossy(&shown.stdout).into_owned(),
+        String::from_utf8_lossy(&shown.stderr).into_owned(),
+    )
+}
+
+/// `baton replay` of every history on `config`'s task queue: waits until it has replayed each of
+/// `task_ids`, and returns its report, which must say none failed.
+pub async fn replay_all(config: &Path, task_queue: &str, task_ids: &[&str]) -> String {
+    let query = format!("TaskQueue = \"{task_queue}\"");
+    let (code, text) = poll_until("every history visible to replay", WITHIN, || async {
+        let output = tokio::process::Command::new(baton())
+            .args(["replay", "--config"])
+            .arg(config)
+            .args(["--query", &query])
+            .env("RUST_LOG", "warn")
+            .output()
+            .await
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        task_ids
+            .iter()
+            .all(|id| text.contains(&format!("ok {id} (")))
+            .then_some((output.status.code(), text))
+    })
+    .await;
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains(" 0 failed"), "{text}");
+    text
 }

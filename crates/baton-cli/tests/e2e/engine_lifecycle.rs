@@ -518,22 +518,17 @@ async fn sigterm_stops_the_worker_gracefully() {
     );
 }
 
-#[tokio::test]
-async fn sigterm_cuts_a_quiet_stream_and_the_worker_still_stops() {
-    let temporal = TestTemporal::start().await;
-    let model = FakeModel::start(vec![reply("Hello.")]).await;
-    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
-    let gateway = format!("{}/", config.base_url.clone().unwrap());
-    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+/// A conversation alice opens on the gateway at `gateway` (its JSON-RPC URL), which answers and
+/// parks, and `count` streams on it, each past its first event: streams that then hear nothing.
+async fn quiet_streams(gateway: &str, count: usize) -> Vec<reqwest::Response> {
     let http = reqwest::Client::new();
     let rpc = |method: &str, params: serde_json::Value| {
-        http.post(&gateway)
+        http.post(gateway)
             .header("A2A-Version", "1.0")
             .header("X-Participant-Id", "alice")
             .header("A2A-Extensions", baton_core::extensions::STATUS_EXTENSION)
             .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
     };
-    // A conversation answers and parks; a stream on it then hears nothing.
     let parked: serde_json::Value = rpc(
         "SendMessage",
         json!({"message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "Hi"}]}}),
@@ -544,18 +539,34 @@ async fn sigterm_cuts_a_quiet_stream_and_the_worker_still_stops() {
     .json()
     .await
     .unwrap();
-    let task_id = parked["result"]["task"]["id"].as_str().unwrap().to_string();
     assert_eq!(
         parked["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
         "{parked}"
     );
-    let mut stream = rpc("SubscribeToTask", json!({"id": task_id}))
-        .header("Accept", "text/event-stream")
-        .send()
-        .await
-        .unwrap();
-    let first = stream.chunk().await.unwrap().unwrap();
-    assert!(String::from_utf8_lossy(&first).contains("\"task\""));
+    let task_id = parked["result"]["task"]["id"].as_str().unwrap().to_string();
+    let mut streams = Vec::new();
+    for _ in 0..count {
+        let mut stream = rpc("SubscribeToTask", json!({"id": task_id}))
+            .header("Accept", "text/event-stream")
+            .send()
+            .await
+            .unwrap();
+        let first = stream.chunk().await.unwrap().unwrap();
+        let first = String::from_utf8_lossy(&first).into_owned();
+        assert!(first.contains("\"task\""), "{first}");
+        streams.push(stream);
+    }
+    streams
+}
+
+#[tokio::test]
+async fn sigterm_cuts_a_quiet_stream_and_the_worker_still_stops() {
+    let temporal = TestTemporal::start().await;
+    let model = FakeModel::start(vec![reply("Hello.")]).await;
+    let config = WorkerConfig::new(&temporal, &model.base_url()).with_push_receiver();
+    let gateway = format!("{}/", config.base_url.clone().unwrap());
+    let mut worker = WorkerProcess::start(baton(), &config.render()).await;
+    let mut stream = quiet_streams(&gateway, 1).await.remove(0);
 
     assert!(
         worker.terminate(Duration::from_secs(30)).await,
@@ -584,38 +595,7 @@ async fn sigterm_drains_a_gateway_with_open_streams_well_within_its_bound() {
     let mut worker_config = config;
     worker_config.base_url = None;
     let _worker = WorkerProcess::start(baton(), &worker_config.render()).await;
-    let http = reqwest::Client::new();
-    let rpc = |method: &str, params: serde_json::Value| {
-        http.post(&gateway_url)
-            .header("A2A-Version", "1.0")
-            .header("X-Participant-Id", "alice")
-            .header("A2A-Extensions", baton_core::extensions::STATUS_EXTENSION)
-            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
-    };
-    // A conversation answers and parks; streams on it then hear nothing.
-    let parked: serde_json::Value = rpc(
-        "SendMessage",
-        json!({"message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "Hi"}]}}),
-    )
-    .send()
-    .await
-    .unwrap()
-    .json()
-    .await
-    .unwrap();
-    let task_id = parked["result"]["task"]["id"].as_str().unwrap().to_string();
-    let mut streams = Vec::new();
-    for _ in 0..3 {
-        let mut stream = rpc("SubscribeToTask", json!({"id": task_id}))
-            .header("Accept", "text/event-stream")
-            .send()
-            .await
-            .unwrap();
-        let first = stream.chunk().await.unwrap().unwrap();
-        let first = String::from_utf8_lossy(&first).into_owned();
-        assert!(first.contains("\"task\""), "{first}");
-        streams.push(stream);
-    }
+    let streams = quiet_streams(&gateway_url, 3).await;
 
     assert!(
         gateway.terminate(Duration::from_secs(15)).await,

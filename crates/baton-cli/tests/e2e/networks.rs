@@ -10,7 +10,7 @@ use baton_tests::sdk_client::SdkClient;
 use baton_tests::wait::{HANG_GUARD, poll_until};
 use serde_json::json;
 
-use crate::common::{all_text, baton};
+use crate::common::{all_text, baton, replay_all, show_tree};
 
 fn spawn(agent: &str, goal: &str) -> Scripted {
     call(
@@ -242,21 +242,8 @@ async fn a_task_s_usage_adds_up_over_its_tree_and_its_sub_task_gets_half_of_what
 
     // `baton task show --tree` prints the tree from Temporal, with the same totals.
     let config_path = agent.worker.config_path();
-    let shown = tokio::process::Command::new(baton())
-        .args(["task", "show", "--tree", "--config"])
-        .arg(config_path)
-        .arg(root)
-        .env("RUST_LOG", "warn")
-        .output()
-        .await
-        .unwrap();
-    let text = String::from_utf8_lossy(&shown.stdout);
-    assert_eq!(
-        shown.status.code(),
-        Some(0),
-        "{text}{}",
-        String::from_utf8_lossy(&shown.stderr)
-    );
+    let (code, text, logged) = show_tree(config_path, root).await;
+    assert_eq!(code, Some(0), "{text}{logged}");
     // Token counts print with thousands separators.
     let plain = text.replace(',', "");
     let lines: Vec<&str> = plain.lines().collect();
@@ -278,23 +265,7 @@ async fn a_task_s_usage_adds_up_over_its_tree_and_its_sub_task_gets_half_of_what
 
     // Every history of the tree replays on this build (usage is counted from recorded turn
     // results, never twice), and the totals read the same afterwards.
-    let query = format!("TaskQueue = \"{}\"", config.task_queue);
-    let replayed = poll_until("both tasks visible to replay", HANG_GUARD, || async {
-        let output = tokio::process::Command::new(baton())
-            .args(["replay", "--config"])
-            .arg(config_path)
-            .args(["--query", &query])
-            .env("RUST_LOG", "warn")
-            .output()
-            .await
-            .unwrap();
-        let text = String::from_utf8_lossy(&output.stdout).into_owned();
-        (text.contains(&format!("ok {root} (")) && text.contains(&format!("ok {child_id} (")))
-            .then_some((output.status.code(), text))
-    })
-    .await;
-    assert_eq!(replayed.0, Some(0), "{}", replayed.1);
-    assert!(replayed.1.contains(" 0 failed"), "{}", replayed.1);
+    replay_all(config_path, &config.task_queue, &[root, &child_id]).await;
     assert_eq!(temporal.task_view(root).await.usage, view.usage);
     assert_eq!(temporal.task_view(&child_id).await.usage, child.usage);
 }
@@ -474,15 +445,7 @@ async fn a_task_left_in_a_sub_task_s_context_is_cancelled_by_the_sweep_its_paren
     .await;
 
     // The live tree: the parent from Temporal, its sub-task read from the a2a-sdk agent itself.
-    let shown = tokio::process::Command::new(baton())
-        .args(["task", "show", "--tree", "--config"])
-        .arg(worker.config_path())
-        .arg("t-sweep")
-        .env("RUST_LOG", "warn")
-        .output()
-        .await
-        .unwrap();
-    let tree = String::from_utf8_lossy(&shown.stdout);
+    let (_, tree, _) = show_tree(worker.config_path(), "t-sweep").await;
     let lines: Vec<&str> = tree.lines().collect();
     let row = temporal.task_view("t-sweep").await.sub_tasks[0].clone();
     assert!(
@@ -558,16 +521,9 @@ async fn the_tree_follows_a_sub_task_on_another_cluster_over_a2a() {
     let bank_view = bank.temporal.task_view(&bank_task).await;
     let coins_task = bank_view.sub_tasks[0].remote_task_id.clone().unwrap();
 
-    let shown = tokio::process::Command::new(baton())
-        .args(["task", "show", "--tree", "--config"])
-        .arg(desk_worker.config_path())
-        .arg(root)
-        .env("RUST_LOG", "warn")
-        .output()
-        .await
-        .unwrap();
-    let text = String::from_utf8_lossy(&shown.stdout).replace(',', "");
-    assert_eq!(shown.status.code(), Some(0), "{text}");
+    let (code, text, _) = show_tree(desk_worker.config_path(), root).await;
+    let text = text.replace(',', "");
+    assert_eq!(code, Some(0), "{text}");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 3, "{text}");
     let bank_total = bank_view.usage.tokens() + bank_view.sub_tasks[0].usage.unwrap().tokens();
