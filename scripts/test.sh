@@ -6,6 +6,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
+# What only the tests use, so the examples need neither: promtool (Debian's prometheus
+# package) checks the shipped alert rules, cargo-deny the dependency policy (deny.toml).
+# cargo-deny is built from crates.io once.
+if ! command -v cargo-deny >/dev/null || ! cargo deny --version | grep -q "^cargo-deny 0.20.2$"; then
+  cargo install --locked --quiet cargo-deny@0.20.2
+fi
+if ! command -v promtool >/dev/null; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  else
+    echo "error: promtool is missing: install Debian's prometheus package (apt-get install prometheus)" >&2
+    exit 1
+  fi
+fi
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 # Licenses, duplicate versions and sources of every dependency (deny.toml).

@@ -554,7 +554,7 @@ fn the_alert_rules_pass_promtool_and_their_unit_tests() {
         .args(["check", "rules", "baton-rules.yml"])
         .current_dir(monitoring())
         .output()
-        .expect("running promtool (scripts/setup.sh installs Debian's prometheus package)");
+        .expect("running promtool (scripts/test.sh installs Debian's prometheus package)");
     assert_succeeded(&check);
     let tests = Command::new("promtool")
         .args(["test", "rules", "baton-rules.test.yml"])
