@@ -1,15 +1,20 @@
 //! OpenID Connect: a caller's bearer JWT, verified against the issuer's published keys (JWKS).
-//! Only asymmetric signatures are taken (RS*, PS*, ES256, ES384): `none` and the HMAC algorithms
-//! are refused, since a key anyone can fetch must never be a verification secret.
+//! The token's form, signature and registered claims are checked by `jsonwebtoken` (on
+//! aws-lc-rs, the crypto stack rustls and tonic already use); this module picks the key, says
+//! which algorithms are taken and why a token was refused. Only asymmetric signatures are taken
+//! (RS*, PS*, ES256, ES384, EdDSA): `none` and the HMAC algorithms are refused, since a key
+//! anyone can fetch must never be a verification secret.
 
 use std::sync::{Arc, RwLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use aws_lc_rs::signature::{self, RsaPublicKeyComponents, UnparsedPublicKey};
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use baton_config::OidcSettings;
-use serde::{Deserialize, Serialize};
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::jwk::{
+    AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, KeyOperations, PublicKeyUse,
+};
+use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey, Validation};
+use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
@@ -17,7 +22,19 @@ use tokio::time::Instant;
 use crate::identity::is_valid_id;
 
 /// Tokens are taken up to this far past `exp` and before `nbf`, for clocks that disagree.
-const LEEWAY_SECS: i64 = 60;
+const LEEWAY_SECS: u64 = 60;
+/// The algorithms a token may be signed with: the asymmetric ones.
+const TAKEN: [Algorithm; 9] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
 /// When keys are fetched, and how long they serve while no new ones can be had.
 #[derive(Debug, Clone, Copy)]
 struct KeyTiming {
@@ -47,38 +64,9 @@ pub enum JwtRefusal {
     KeysUnavailable(String),
 }
 
-/// One public key of a JWKS.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-pub struct Jwk {
-    kty: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    kid: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    alg: Option<String>,
-    #[serde(default, rename = "use", skip_serializing_if = "Option::is_none")]
-    usage: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    n: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    e: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    crv: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    x: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    y: Option<String>,
-}
-
 #[derive(Deserialize)]
 struct JwkSet {
     keys: Vec<Value>,
-}
-
-#[derive(Deserialize)]
-struct JwtHeader {
-    alg: String,
-    #[serde(default)]
-    kid: Option<String>,
 }
 
 /// What a verified token must say.
@@ -88,99 +76,53 @@ pub struct Expected<'a> {
     pub participant_claim: &'a str,
 }
 
-/// Whether `named` (a token's `iss`, a discovery document's `issuer`) is the issuer `configured`
-/// names, compared exactly as OpenID Connect asks. The one spelling the configured URL cannot
-/// tell apart is an issuer with no path, written with or without its final `/`.
-fn names_issuer(named: &str, configured: &str) -> bool {
+/// The spellings of the issuer `configured` names that a token's `iss` or a discovery
+/// document's `issuer` may use: exactly the configured one, as OpenID Connect asks. The one
+/// spelling the configured URL cannot tell apart is an issuer with no path, written with or
+/// without its final `/`.
+fn issuer_spellings(configured: &str) -> Vec<&str> {
     let bare_origin = configured.strip_suffix('/').filter(|origin| {
         !origin
             .trim_start_matches("https://")
             .trim_start_matches("http://")
             .contains('/')
     });
-    named == configured || Some(named) == bare_origin
+    std::iter::once(configured).chain(bare_origin).collect()
+}
+
+fn names_issuer(named: &str, configured: &str) -> bool {
+    issuer_spellings(configured).contains(&named)
 }
 
 /// The participant `token` proves, if it is a JWT signed by one of `keys` that `expected` takes
-/// at `now` (seconds since the epoch).
-pub fn check_jwt(
-    token: &str,
-    keys: &[Jwk],
-    now: i64,
-    expected: &Expected<'_>,
-) -> Result<String, JwtRefusal> {
-    let invalid = |why: &str| JwtRefusal::Invalid(why.to_string());
-    let mut segments = token.split('.');
-    let (Some(header), Some(payload), Some(signature), None) = (
-        segments.next(),
-        segments.next(),
-        segments.next(),
-        segments.next(),
-    ) else {
-        return Err(invalid("the bearer token is not a JWT"));
-    };
-    let decode = |segment: &str| URL_SAFE_NO_PAD.decode(segment).ok();
-    let header: JwtHeader = decode(header)
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .ok_or_else(|| invalid("the JWT header is not base64url JSON"))?;
-    let claims: serde_json::Map<String, Value> = decode(payload)
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .ok_or_else(|| invalid("the JWT claims are not base64url JSON"))?;
-    let signature =
-        decode(signature).ok_or_else(|| invalid("the JWT signature is not base64url"))?;
-    let algorithm = Algorithm::named(&header.alg).ok_or_else(|| {
-        JwtRefusal::Invalid(format!(
-            "the JWT is signed with {:?}: this agent takes RS256, RS384, RS512, PS256, PS384, PS512, ES256 or ES384",
-            baton_core::display::one_line_capped(&header.alg, 32)
-        ))
-    })?;
-    let key = pick_key(keys, &header, algorithm)
-        .ok_or_else(|| invalid("no key of the issuer matches the JWT's key id and algorithm"))?;
-    let signed = token
-        .rsplit_once('.')
-        .map(|(signed, _)| signed)
-        .unwrap_or_default();
-    if !algorithm.verify(key, signed.as_bytes(), &signature) {
-        return Err(invalid("the JWT's signature does not verify"));
-    }
-    check_claims(&claims, now, expected)
-}
-
-fn check_claims(
-    claims: &serde_json::Map<String, Value>,
-    now: i64,
-    expected: &Expected<'_>,
-) -> Result<String, JwtRefusal> {
+/// now.
+pub fn check_jwt(token: &str, keys: &[Jwk], expected: &Expected<'_>) -> Result<String, JwtRefusal> {
     let invalid = |why: String| JwtRefusal::Invalid(why);
-    let issuer = claims
-        .get("iss")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if !names_issuer(issuer, expected.issuer) {
-        return Err(invalid("the JWT was issued by another issuer".to_string()));
-    }
-    let for_us = match claims.get("aud") {
-        Some(Value::String(audience)) => audience == expected.audience,
-        Some(Value::Array(audiences)) => audiences.iter().any(|a| a == expected.audience),
-        _ => false,
-    };
-    if !for_us {
+    let header = jsonwebtoken::decode_header(token).map_err(|e| match e.kind() {
+        ErrorKind::Json(e) => invalid(format!("the JWT header is not one this agent reads: {e}")),
+        _ => invalid("the bearer token is not a JWT".to_string()),
+    })?;
+    if !TAKEN.contains(&header.alg) {
         return Err(invalid(format!(
-            "the JWT is not for audience {:?}",
-            expected.audience
+            "the JWT is signed with {:?}: this agent takes RS256, RS384, RS512, PS256, PS384, \
+             PS512, ES256, ES384 or EdDSA",
+            header.alg
         )));
     }
-    let Some(expires) = claims.get("exp").and_then(Value::as_i64) else {
-        return Err(invalid("the JWT has no exp".to_string()));
-    };
-    if now > expires + LEEWAY_SECS {
-        return Err(invalid("the JWT has expired".to_string()));
-    }
-    if let Some(not_before) = claims.get("nbf").and_then(Value::as_i64)
-        && now + LEEWAY_SECS < not_before
-    {
-        return Err(invalid("the JWT is not valid yet".to_string()));
-    }
+    let key = pick_key(keys, header.kid.as_deref(), header.alg).ok_or_else(|| {
+        invalid("no key of the issuer matches the JWT's key id and algorithm".to_string())
+    })?;
+    let key = DecodingKey::from_jwk(key)
+        .map_err(|e| invalid(format!("the issuer's key for the JWT cannot be read: {e}")))?;
+    let mut validation = Validation::new(header.alg);
+    validation.leeway = LEEWAY_SECS;
+    validation.validate_nbf = true;
+    validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+    validation.set_issuer(&issuer_spellings(expected.issuer));
+    validation.set_audience(&[expected.audience]);
+    let claims = jsonwebtoken::decode::<serde_json::Map<String, Value>>(token, &key, &validation)
+        .map_err(|e| invalid(refusal_reason(e.kind(), expected)))?
+        .claims;
     let claim = expected.participant_claim;
     match claims.get(claim).and_then(Value::as_str) {
         Some(id) if is_valid_id(id) => Ok(id.to_string()),
@@ -191,89 +133,71 @@ fn check_claims(
     }
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Algorithm {
-    Rsa(&'static signature::RsaParameters, &'static str),
-    Ec(&'static signature::EcdsaVerificationAlgorithm, &'static str),
+/// Why `jsonwebtoken` refused a token whose key was found, in the caller's terms.
+fn refusal_reason(kind: &ErrorKind, expected: &Expected<'_>) -> String {
+    let audience = || format!("the JWT is not for audience {:?}", expected.audience);
+    match kind {
+        ErrorKind::InvalidSignature => "the JWT's signature does not verify".to_string(),
+        ErrorKind::ExpiredSignature => "the JWT has expired".to_string(),
+        ErrorKind::ImmatureSignature => "the JWT is not valid yet".to_string(),
+        ErrorKind::InvalidIssuer => "the JWT was issued by another issuer".to_string(),
+        ErrorKind::InvalidAudience => audience(),
+        ErrorKind::MissingRequiredClaim(claim) if claim == "aud" => audience(),
+        ErrorKind::MissingRequiredClaim(claim) => format!("the JWT has no {claim}"),
+        ErrorKind::InvalidClaimFormat(claim) => {
+            format!("the JWT's {claim} is not in the form RFC 7519 asks")
+        }
+        ErrorKind::InvalidToken => {
+            "the JWT's header asks for an extension this agent does not take (crit, b64)"
+                .to_string()
+        }
+        ErrorKind::Base64(_) | ErrorKind::Json(_) | ErrorKind::Utf8(_) => {
+            "the JWT's parts are not base64url JSON".to_string()
+        }
+        other => format!("the JWT is refused: {other:?}"),
+    }
 }
 
-impl Algorithm {
-    fn named(alg: &str) -> Option<Algorithm> {
-        Some(match alg {
-            "RS256" => Algorithm::Rsa(&signature::RSA_PKCS1_2048_8192_SHA256, "RS256"),
-            "RS384" => Algorithm::Rsa(&signature::RSA_PKCS1_2048_8192_SHA384, "RS384"),
-            "RS512" => Algorithm::Rsa(&signature::RSA_PKCS1_2048_8192_SHA512, "RS512"),
-            "PS256" => Algorithm::Rsa(&signature::RSA_PSS_2048_8192_SHA256, "PS256"),
-            "PS384" => Algorithm::Rsa(&signature::RSA_PSS_2048_8192_SHA384, "PS384"),
-            "PS512" => Algorithm::Rsa(&signature::RSA_PSS_2048_8192_SHA512, "PS512"),
-            "ES256" => Algorithm::Ec(&signature::ECDSA_P256_SHA256_FIXED, "ES256"),
-            "ES384" => Algorithm::Ec(&signature::ECDSA_P384_SHA384_FIXED, "ES384"),
-            _ => return None,
-        })
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Algorithm::Rsa(_, name) | Algorithm::Ec(_, name) => name,
+/// Whether `key` may check a signature of `algorithm`: of its family and curve, meant for
+/// signatures, and not meant for another algorithm.
+fn fits(key: &Jwk, algorithm: Algorithm) -> bool {
+    let family = match (&key.algorithm, algorithm) {
+        (AlgorithmParameters::RSA(_), _) => algorithm.family() == AlgorithmFamily::Rsa,
+        (AlgorithmParameters::EllipticCurve(ec), Algorithm::ES256) => {
+            ec.curve == EllipticCurve::P256
         }
-    }
-
-    /// Whether `key` is of this algorithm's family (and curve).
-    fn fits(self, key: &Jwk) -> bool {
-        match self {
-            Algorithm::Rsa(..) => key.kty == "RSA",
-            Algorithm::Ec(_, "ES256") => key.kty == "EC" && key.crv.as_deref() == Some("P-256"),
-            Algorithm::Ec(..) => key.kty == "EC" && key.crv.as_deref() == Some("P-384"),
+        (AlgorithmParameters::EllipticCurve(ec), Algorithm::ES384) => {
+            ec.curve == EllipticCurve::P384
         }
-    }
-
-    fn verify(self, key: &Jwk, message: &[u8], signature: &[u8]) -> bool {
-        let decode = |field: &Option<String>| {
-            field
-                .as_deref()
-                .and_then(|f| URL_SAFE_NO_PAD.decode(f).ok())
-        };
-        match self {
-            Algorithm::Rsa(parameters, _) => {
-                let (Some(n), Some(e)) = (decode(&key.n), decode(&key.e)) else {
-                    return false;
-                };
-                RsaPublicKeyComponents { n, e }
-                    .verify(parameters, message, signature)
-                    .is_ok()
-            }
-            Algorithm::Ec(algorithm, _) => {
-                let (Some(x), Some(y)) = (decode(&key.x), decode(&key.y)) else {
-                    return false;
-                };
-                let point = [&[0x04], x.as_slice(), y.as_slice()].concat();
-                UnparsedPublicKey::new(algorithm, point)
-                    .verify(message, signature)
-                    .is_ok()
-            }
+        (AlgorithmParameters::OctetKeyPair(okp), Algorithm::EdDSA) => {
+            okp.curve == EllipticCurve::Ed25519
         }
-    }
+        _ => false,
+    };
+    let common = &key.common;
+    family
+        && common
+            .key_algorithm
+            .is_none_or(|alg| alg == KeyAlgorithm::from(algorithm))
+        && common
+            .public_key_use
+            .as_ref()
+            .is_none_or(|usage| *usage == PublicKeyUse::Signature)
+        && common
+            .key_operations
+            .as_ref()
+            .is_none_or(|operations| operations.contains(&KeyOperations::Verify))
 }
 
 /// The key the token names by `kid`, or the one key that fits when it names none.
-fn pick_key<'k>(keys: &'k [Jwk], header: &JwtHeader, algorithm: Algorithm) -> Option<&'k Jwk> {
-    let usable = |key: &&Jwk| {
-        algorithm.fits(key)
-            && key.alg.as_deref().is_none_or(|alg| alg == algorithm.name())
-            && key.usage.as_deref().is_none_or(|usage| usage == "sig")
-    };
-    match &header.kid {
-        Some(kid) => keys
-            .iter()
-            .filter(usable)
-            .find(|key| key.kid.as_deref() == Some(kid.as_str())),
-        None => {
-            let mut fitting = keys.iter().filter(usable);
-            match (fitting.next(), fitting.next()) {
-                (Some(only), None) => Some(only),
-                _ => None,
-            }
-        }
+fn pick_key<'k>(keys: &'k [Jwk], kid: Option<&str>, algorithm: Algorithm) -> Option<&'k Jwk> {
+    let mut fitting = keys.iter().filter(|key| fits(key, algorithm));
+    match kid {
+        Some(kid) => fitting.find(|key| key.common.key_id.as_deref() == Some(kid)),
+        None => match (fitting.next(), fitting.next()) {
+            (Some(only), None) => Some(only),
+            _ => None,
+        },
     }
 }
 
@@ -342,9 +266,6 @@ impl OidcVerifier {
             audience: &self.settings.audience,
             participant_claim: &self.settings.participant_claim,
         };
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
         let timing = &self.timing;
         let mut set = self.current();
         if set.due(timing.max_age, timing) {
@@ -355,12 +276,12 @@ impl OidcVerifier {
                 "the issuer's keys cannot be read right now".to_string(),
             ));
         }
-        match check_jwt(token, &set.keys, now, &expected) {
+        match check_jwt(token, &set.keys, &expected) {
             Err(JwtRefusal::Invalid(_))
                 if set.due(timing.refetch_every, timing) && names_unknown_key(token, &set.keys) =>
             {
                 let set = self.fetch(set).await?;
-                check_jwt(token, &set.keys, now, &expected)
+                check_jwt(token, &set.keys, &expected)
             }
             outcome => outcome,
         }
@@ -508,14 +429,14 @@ impl OidcVerifier {
 
 /// Whether the token's header names a key id the keys lack.
 fn names_unknown_key(token: &str, keys: &[Jwk]) -> bool {
-    let header = token
-        .split('.')
-        .next()
-        .and_then(|h| URL_SAFE_NO_PAD.decode(h).ok())
-        .and_then(|bytes| serde_json::from_slice::<JwtHeader>(&bytes).ok());
-    header
-        .and_then(|h| h.kid)
-        .is_some_and(|kid| !keys.iter().any(|k| k.kid.as_deref() == Some(kid.as_str())))
+    jsonwebtoken::decode_header(token)
+        .ok()
+        .and_then(|header| header.kid)
+        .is_some_and(|kid| {
+            !keys
+                .iter()
+                .any(|k| k.common.key_id.as_deref() == Some(kid.as_str()))
+        })
 }
 
 #[cfg(test)]
