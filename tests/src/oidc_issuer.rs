@@ -45,6 +45,8 @@ impl SigningKey {
 
 struct Keys {
     current: Mutex<SigningKey>,
+    /// Public keys made elsewhere, published beside the issuer's own.
+    published: Mutex<Vec<Value>>,
     fetches: AtomicUsize,
     issuer: String,
 }
@@ -61,6 +63,7 @@ impl OidcIssuer {
         let issuer = format!("http://{}/realm", listener.local_addr().unwrap());
         let keys = Arc::new(Keys {
             current: Mutex::new(SigningKey::generate("key-1")),
+            published: Mutex::new(Vec::new()),
             fetches: AtomicUsize::new(0),
             issuer: issuer.clone(),
         });
@@ -98,6 +101,12 @@ impl OidcIssuer {
         format!("{signed}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()))
     }
 
+    /// Publishes `jwks` (public JWKs whose private keys another tool holds) with the issuer's
+    /// own key.
+    pub fn publish(&self, jwks: &[Value]) {
+        self.keys.published.lock().unwrap().extend_from_slice(jwks);
+    }
+
     /// How many times the keys were fetched.
     pub fn key_fetches(&self) -> usize {
         self.keys.fetches.load(Ordering::SeqCst)
@@ -120,6 +129,7 @@ async fn discovery(State(keys): State<Arc<Keys>>) -> axum::Json<Value> {
 
 async fn jwks(State(keys): State<Arc<Keys>>) -> axum::Json<Value> {
     keys.fetches.fetch_add(1, Ordering::SeqCst);
-    let jwk = keys.current.lock().unwrap().jwk();
-    axum::Json(json!({"keys": [jwk]}))
+    let mut all = vec![keys.current.lock().unwrap().jwk()];
+    all.extend(keys.published.lock().unwrap().iter().cloned());
+    axum::Json(json!({"keys": all}))
 }

@@ -1331,6 +1331,72 @@ fn task_ids(listed: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Tokens minted by another stack (PyJWT, keys from `cryptography`), with every algorithm the
+/// verifier takes, are read; what an attacker could mint with the same tools is refused.
+#[tokio::test]
+async fn jwts_minted_by_pyjwt_are_read_with_every_algorithm_taken_and_its_forgeries_refused() {
+    let temporal = TestTemporal::start().await;
+    let issuer = OidcIssuer::start().await;
+    let minted = tokio::process::Command::new(baton_tests::venv_program("python"))
+        .arg(baton_tests::workspace().join("tests/peers/pyjwt_tokens.py"))
+        .args([
+            "--issuer",
+            &issuer.issuer,
+            "--audience",
+            "baton",
+            "--sub",
+            "carol",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(minted.status.success(), "{minted:?}");
+    let minted: Value = serde_json::from_slice(&minted.stdout).unwrap();
+    issuer.publish(minted["keys"].as_array().unwrap());
+    let mut config = WorkerConfig::new(&temporal, "http://127.0.0.1:9/v1").with_push_receiver();
+    config.server_extra = vec![
+        "[server.auth]".into(),
+        "mode = \"authenticated\"".into(),
+        format!(
+            "oidc = {{ issuer = \"{}\", audience = \"baton\" }}",
+            issuer.issuer
+        ),
+    ];
+    let url = config.base_url.clone().unwrap();
+    let _gateway = GatewayProcess::start(baton(), &config.render()).await;
+
+    let tokens = minted["tokens"].as_object().unwrap();
+    assert_eq!(
+        tokens.keys().collect::<Vec<_>>(),
+        ["ES256", "ES384", "EdDSA", "PS256", "RS256", "RS512"]
+    );
+    for (alg, token) in tokens {
+        let bearer = format!("Bearer {}", token.as_str().unwrap());
+        let (status, _, body) =
+            raw_rpc(&url, &[("Authorization", &bearer)], "ListTasks", json!({})).await;
+        assert_eq!(status, 200, "{alg}: {body}");
+        assert_eq!(body["result"]["pageSize"], 50, "{alg}: {body}");
+    }
+    for (forgery, said) in [
+        ("hmac with the public key", "signed with HS256"),
+        (
+            "signed by a key the issuer never published",
+            "signature does not verify",
+        ),
+        ("expired an hour ago", "has expired"),
+        ("for another audience", "not for audience \"baton\""),
+    ] {
+        let bearer = format!("Bearer {}", minted["forgeries"][forgery].as_str().unwrap());
+        let (status, _, body) =
+            raw_rpc(&url, &[("Authorization", &bearer)], "ListTasks", json!({})).await;
+        assert_eq!(status, 401, "{forgery}: {body}");
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(said),
+            "{forgery}: {said:?} not in {body}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_standard_client_with_nothing_but_a_token_works_and_a_claimed_identity_gets_nothing() {
     let temporal = TestTemporal::start().await;
