@@ -99,7 +99,10 @@ fn names_issuer(named: &str, configured: &str) -> bool {
 pub fn check_jwt(token: &str, keys: &[Jwk], expected: &Expected<'_>) -> Result<String, JwtRefusal> {
     let invalid = |why: String| JwtRefusal::Invalid(why);
     let header = jsonwebtoken::decode_header(token).map_err(|e| match e.kind() {
-        ErrorKind::Json(e) => invalid(format!("the JWT header is not one this agent reads: {e}")),
+        ErrorKind::Json(e) => invalid(format!(
+            "the JWT header is not one this agent reads: {}",
+            baton_core::display::one_line_capped(&e.to_string(), 160)
+        )),
         _ => invalid("the bearer token is not a JWT".to_string()),
     })?;
     if !TAKEN.contains(&header.alg) {

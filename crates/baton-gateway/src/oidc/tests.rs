@@ -228,6 +228,14 @@ fn every_forgery_and_every_wrong_claim_is_refused_with_its_reason() {
         ),
         (signed(&ec(), &claims()), "no key of the issuer matches"),
         (
+            format!(
+                "{}.{}.{signature}",
+                b64(json!({"alg": "RS256\nINFO forged"}).to_string().as_bytes()),
+                b64(mallory.to_string().as_bytes())
+            ),
+            "header is not one this agent reads",
+        ),
+        (
             token(
                 &signer,
                 json!({"alg": "RS256", "kid": "r1", "crit": ["exp"], "exp": 0}),
@@ -293,6 +301,7 @@ fn every_forgery_and_every_wrong_claim_is_refused_with_its_reason() {
         match check_jwt(&token, &keys, &expected()) {
             Err(JwtRefusal::Invalid(why)) => {
                 assert!(why.contains(said), "{said:?} not in {why:?}");
+                assert!(!why.contains('\n'), "a forged log line: {why:?}");
             }
             other => panic!("{said}: {other:?}"),
         }
