@@ -180,9 +180,10 @@ fn reported(task: &serde_json::Value) -> (u64, u64) {
     (tokens(&report["usage"]), tokens(&report["total"]))
 }
 
-#[tokio::test]
-async fn a_task_s_usage_adds_up_over_its_tree_and_its_sub_task_gets_half_of_what_is_left() {
-    let model = FakeModel::responding(|request| {
+/// A model that delegates counting the coins to its own agent (`self`), answers "40 coins" as
+/// that sub-task, and "There are 40." once the sub-task has answered.
+async fn coin_counter() -> FakeModel {
+    FakeModel::responding(|request| {
         let text = all_text(request);
         if text.contains("40 coins") {
             reply("There are 40.")
@@ -192,7 +193,12 @@ async fn a_task_s_usage_adds_up_over_its_tree_and_its_sub_task_gets_half_of_what
             spawn("self", "Count the coins.")
         }
     })
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn a_task_s_usage_adds_up_over_its_tree_and_its_sub_task_gets_half_of_what_is_left() {
+    let model = coin_counter().await;
     let agent = one_agent(&model, "").await;
     let (temporal, url, config) = (&agent.temporal, &agent.url, &agent.config);
     let budget = json!({BUDGET_EXTENSION: {"tokens": 1_000_000}}).to_string();
@@ -480,17 +486,7 @@ async fn a_task_left_in_a_sub_task_s_context_is_cancelled_by_the_sweep_its_paren
 /// rows it publishes.
 #[tokio::test]
 async fn the_tree_follows_a_sub_task_on_another_cluster_over_a2a() {
-    let bank_model = FakeModel::responding(|request| {
-        let text = all_text(request);
-        if text.contains("40 coins") {
-            reply("There are 40.")
-        } else if text.contains("Count the coins.") {
-            reply("40 coins")
-        } else {
-            spawn("self", "Count the coins.")
-        }
-    })
-    .await;
+    let bank_model = coin_counter().await;
     let bank = one_agent(&bank_model, "").await;
     let desk_model = FakeModel::responding(|request| {
         let text = all_text(request);
