@@ -1337,7 +1337,7 @@ fn task_ids(listed: &Value) -> Vec<String> {
 async fn jwts_minted_by_pyjwt_are_read_with_every_algorithm_taken_and_its_forgeries_refused() {
     let temporal = TestTemporal::start().await;
     let issuer = OidcIssuer::start().await;
-    let minted = tokio::process::Command::new(baton_tests::venv_program("python"))
+    let minting = tokio::process::Command::new(baton_tests::venv_program("python"))
         .arg(baton_tests::workspace().join("tests/peers/pyjwt_tokens.py"))
         .args([
             "--issuer",
@@ -1347,8 +1347,11 @@ async fn jwts_minted_by_pyjwt_are_read_with_every_algorithm_taken_and_its_forger
             "--sub",
             "carol",
         ])
-        .output()
+        .kill_on_drop(true)
+        .output();
+    let minted = tokio::time::timeout(HANG_GUARD, minting)
         .await
+        .expect("PyJWT minted no tokens within the hang guard")
         .unwrap();
     assert!(minted.status.success(), "{minted:?}");
     let minted: Value = serde_json::from_slice(&minted.stdout).unwrap();
